@@ -1,0 +1,1 @@
+"""The ``rtf`` operator CLI (cliff); one module per command family."""

@@ -1,0 +1,20 @@
+"""``rtf drivers list``: the hypervisor drivers installed."""
+
+from __future__ import annotations
+
+import importlib.metadata
+
+from cliff.lister import Lister
+
+from rtframework import driver
+
+
+class DriversList(Lister):
+    """List the compute drivers registered in 'rtframework.drivers'."""
+
+    def take_action(self, parsed_args):
+        rows = []
+        for ep in sorted(importlib.metadata.entry_points(group=driver.NAMESPACE), key=lambda e: e.name):
+            dist = ep.dist.name if ep.dist else ""
+            rows.append((ep.name, ep.value, dist))
+        return ("Name", "Entry point", "Distribution"), rows

@@ -1,0 +1,94 @@
+"""Entry point of ``rtf``.
+
+Commands are entry points in the ``rtframework.cli`` group (underscores in
+their names become spaces: ``providers_list`` is ``rtf providers list``).
+Each command reaches configuration and backends through the app:
+``self.app.conf``, ``self.app.backend``, ``self.app.compute``.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+
+from cliff.app import App
+from cliff.commandmanager import CommandManager
+
+import rtframework
+from rtframework import conf as rtconf
+
+LOG = logging.getLogger(__name__)
+
+
+class RtfApp(App):
+    def __init__(self) -> None:
+        super().__init__(
+            description="rtframework: resource accounting that stays right while instances move",
+            version=rtframework.__version__,
+            command_manager=CommandManager("rtframework.cli", convert_underscores=True),
+            deferred_help=True,
+        )
+        self._conf = None
+        self._backend = None
+        self._compute = None
+
+    def build_option_parser(self, description, version, argparse_kwargs=None):
+        parser = super().build_option_parser(description, version, argparse_kwargs)
+        parser.add_argument(
+            "--config-file", action="append", default=None, metavar="PATH",
+            help="Configuration file (repeatable; later files win). "
+            "Default: $RTF_CONFIG_FILE or /etc/rtframework/rtframework.conf if present.",
+        )
+        return parser
+
+    def _config_files(self) -> list[str]:
+        if self.options.config_file:
+            return self.options.config_file
+        env = os.environ.get("RTF_CONFIG_FILE")
+        if env:
+            return [env]
+        if os.path.exists(rtconf.DEFAULT_CONFIG_FILE):
+            return [rtconf.DEFAULT_CONFIG_FILE]
+        return []
+
+    @property
+    def conf(self):
+        if self._conf is None:
+            self._conf = rtconf.load(self._config_files())
+        return self._conf
+
+    @property
+    def backend(self):
+        if self._backend is None:
+            from rtframework.placement.backend import load_backend
+
+            self._backend = load_backend(self.conf)
+        return self._backend
+
+    @property
+    def compute(self):
+        if self._compute is None:
+            from rtframework.compute.store import ComputeStore
+
+            self._compute = ComputeStore.from_conf(self.conf)
+        return self._compute
+
+    def clean_up(self, cmd, result, err):
+        if self._backend is not None:
+            self._backend.close()
+
+    def configure_logging(self):
+        super().configure_logging()
+        # Allocation changes are logged at INFO by the library; keep the
+        # console quiet unless -v is given.
+        if self.options.verbose_level <= 1:
+            logging.getLogger("rtframework").setLevel(logging.WARNING)
+
+
+def main(argv: list[str] | None = None) -> int:
+    return RtfApp().run(sys.argv[1:] if argv is None else argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

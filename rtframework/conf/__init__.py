@@ -1,0 +1,65 @@
+"""Configuration: build a ConfigOpts, register every option, validate it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from oslo_config import cfg
+
+from rtframework.conf import opts
+
+DEFAULT_CONFIG_FILE = "/etc/rtframework/rtframework.conf"
+
+
+class ConfigError(Exception):
+    """A configuration file or option is invalid."""
+
+
+def new_conf() -> cfg.ConfigOpts:
+    """A fresh ConfigOpts with every framework option registered."""
+    conf = cfg.ConfigOpts()
+    opts.register_opts(conf)
+    return conf
+
+
+def load(
+    config_files: Sequence[str] = (),
+    args: Sequence[str] = (),
+    conf: cfg.ConfigOpts | None = None,
+) -> cfg.ConfigOpts:
+    """Parse ``config_files`` and validate every registered option.
+
+    oslo.config checks a value only when it is read, so everything is read
+    here once: a bad ini fails at start-up, naming the file and option.
+    """
+    conf = conf or new_conf()
+    try:
+        conf(list(args), project="rtframework", default_config_files=list(config_files),
+             validate_default_values=True)
+    except cfg.ConfigFilesNotFoundError as exc:
+        raise ConfigError(f"configuration file not found: {', '.join(exc.config_files)}") from exc
+    except cfg.Error as exc:
+        raise ConfigError(str(exc)) from exc
+    validate(conf)
+    return conf
+
+
+def validate(conf: cfg.ConfigOpts) -> None:
+    """Read every registered option so type and range errors surface now."""
+    for name in conf:
+        value = _read(conf, conf, name, None)
+        if isinstance(value, cfg.ConfigOpts.GroupAttr):
+            for option in value:
+                _read(conf, value, option, name)
+
+
+def _read(conf: cfg.ConfigOpts, group, option: str, group_name: str | None):
+    try:
+        return group[option]
+    except (cfg.Error, ValueError) as exc:
+        files = ", ".join(conf.config_file or []) or "the command line"
+        where = f"[{group_name or 'DEFAULT'}] {option}"
+        # oslo.config's message repeats the option and its location; keep
+        # only the reason, the location is named here already.
+        reason = str(exc).rsplit(" is not valid: ", 1)[-1]
+        raise ConfigError(f"invalid value for {where} in {files}: {reason}") from exc

@@ -1,0 +1,57 @@
+"""Options of the [database] (compute records) and [placement_database] groups."""
+
+from oslo_config import cfg
+
+database_group = cfg.OptGroup(
+    "database",
+    title="Compute records database",
+    help="Where instances, migrations and compute nodes are recorded. "
+    "Hosts that share a cloud share this database.",
+)
+placement_database_group = cfg.OptGroup(
+    "placement_database",
+    title="Placement database (sql backend)",
+    help="Database of the 'sql' placement backend.",
+)
+
+
+def _opts(default_file: str) -> list[cfg.Opt]:
+    return [
+        cfg.StrOpt(
+            "connection",
+            secret=True,
+            sample_default=f"sqlite:///$state_path/{default_file}",
+            help="SQLAlchemy URL. Unset means an embedded SQLite file "
+            f"'{default_file}' under state_path (WAL mode), which needs no "
+            "server but serves one machine; use postgresql+psycopg2:// or "
+            "mysql+pymysql:// URLs when several hosts share it.",
+        ),
+        cfg.IntOpt(
+            "pool_size", default=5, min=1,
+            help="Connections kept open per process (server databases only).",
+        ),
+        cfg.IntOpt(
+            "max_overflow", default=10, min=0,
+            help="Connections opened beyond pool_size under load.",
+        ),
+        cfg.BoolOpt(
+            "auto_sync", default=True,
+            help="Run the schema migrations when the database is opened. "
+            "Turn off to require an explicit 'rtf db sync'.",
+        ),
+    ]
+
+
+DATABASE_OPTS = _opts("compute.sqlite")
+PLACEMENT_DATABASE_OPTS = _opts("placement.sqlite")
+
+
+def register_opts(conf: cfg.ConfigOpts) -> None:
+    conf.register_group(database_group)
+    conf.register_opts(DATABASE_OPTS, group=database_group)
+    conf.register_group(placement_database_group)
+    conf.register_opts(PLACEMENT_DATABASE_OPTS, group=placement_database_group)
+
+
+def list_opts():
+    return {database_group: DATABASE_OPTS, placement_database_group: PLACEMENT_DATABASE_OPTS}

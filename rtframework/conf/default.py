@@ -1,0 +1,96 @@
+"""Options of the [DEFAULT] group: identity of this host and how it is sized."""
+
+import socket
+
+from oslo_config import cfg
+
+host_opts = [
+    cfg.StrOpt(
+        "host",
+        default=socket.gethostname(),
+        sample_default="<hostname>",
+        help="Name of this compute host. It owns the instances recorded with "
+        "this host name, and only those: healing never touches another "
+        "host's consumers.",
+    ),
+    cfg.StrOpt(
+        "state_path",
+        default="/var/lib/rtframework",
+        help="Directory for the embedded SQLite databases and other state.",
+    ),
+    cfg.StrOpt(
+        "compute_driver",
+        default="fake",
+        help="Name of the hypervisor driver, an entry point in the "
+        "'rtframework.drivers' group. Third-party drivers are accepted, so "
+        "this is not limited to the bundled ones; an unknown name fails at "
+        "start-up with the list of installed drivers.",
+    ),
+    cfg.IntOpt(
+        "update_resources_interval",
+        default=60,
+        min=1,
+        help="Seconds between two periodic resource updates of a host agent.",
+    ),
+]
+
+reserved_opts = [
+    cfg.IntOpt(
+        "reserved_host_memory_mb",
+        default=512,
+        min=0,
+        help="Memory (MB) kept for the host itself, reported as reserved "
+        "MEMORY_MB so that the scheduler never hands it out.",
+    ),
+    cfg.IntOpt(
+        "reserved_host_cpus",
+        default=0,
+        min=0,
+        help="Host CPUs kept for the host itself, reported as reserved VCPU.",
+    ),
+    cfg.IntOpt(
+        "reserved_host_disk_mb",
+        default=0,
+        min=0,
+        help="Disk (MB) kept for the host itself. Reported as reserved "
+        "DISK_GB, rounded up to whole gigabytes.",
+    ),
+]
+
+_RATIO_HELP = (
+    "Allocation ratio of {rc} on this host's providers. Unset keeps the "
+    "ratio placement already has (an operator may have set it there), or "
+    "uses initial_{name}_allocation_ratio when the class is new."
+)
+_INITIAL_HELP = (
+    "Allocation ratio of {rc} when the inventory is first created and "
+    "{name}_allocation_ratio is unset."
+)
+
+ratio_opts = [
+    cfg.FloatOpt("cpu_allocation_ratio", min=0.0001, help=_RATIO_HELP.format(rc="VCPU", name="cpu")),
+    cfg.FloatOpt("ram_allocation_ratio", min=0.0001, help=_RATIO_HELP.format(rc="MEMORY_MB", name="ram")),
+    cfg.FloatOpt("disk_allocation_ratio", min=0.0001, help=_RATIO_HELP.format(rc="DISK_GB", name="disk")),
+    cfg.FloatOpt(
+        "initial_cpu_allocation_ratio", default=4.0, min=0.0001,
+        help=_INITIAL_HELP.format(rc="VCPU", name="cpu"),
+    ),
+    cfg.FloatOpt(
+        "initial_ram_allocation_ratio", default=1.0, min=0.0001,
+        help=_INITIAL_HELP.format(rc="MEMORY_MB", name="ram"),
+    ),
+    cfg.FloatOpt(
+        "initial_disk_allocation_ratio", default=1.0, min=0.0001,
+        help=_INITIAL_HELP.format(rc="DISK_GB", name="disk"),
+    ),
+]
+
+ALL_OPTS = host_opts + reserved_opts + ratio_opts
+
+
+def register_opts(conf: cfg.ConfigOpts) -> None:
+    conf.register_opts(ALL_OPTS)
+
+
+def list_opts():
+    return {"DEFAULT": ALL_OPTS}

@@ -1,0 +1,115 @@
+"""The one place that opens databases: engines, transactions, migrations.
+
+Both stores (the sql placement backend and the compute records) go through
+here, so SQLite pragmas, pool sizes and alembic upgrades are set once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import threading
+from collections.abc import Iterator
+
+import sqlalchemy as sa
+from alembic import command as alembic_command
+from alembic.config import Config as AlembicConfig
+from oslo_config import cfg
+
+LOG = logging.getLogger(__name__)
+
+_SYNC_LOCK = threading.Lock()
+
+
+def connection_url(conf: cfg.ConfigOpts, group: str) -> str:
+    """The configured URL of ``group``, or the embedded SQLite default."""
+    url = conf[group].connection
+    if url:
+        return url
+    filename = "compute.sqlite" if group == "database" else "placement.sqlite"
+    os.makedirs(conf.state_path, exist_ok=True)
+    return f"sqlite:///{os.path.join(conf.state_path, filename)}"
+
+
+def create_engine(url: str, pool_size: int = 5, max_overflow: int = 10) -> sa.Engine:
+    """An engine with the settings this project relies on.
+
+    SQLite gets WAL mode (readers do not block the writer), a busy timeout,
+    and ``BEGIN IMMEDIATE`` transactions so that two writers serialize at
+    the start instead of failing at commit.
+    """
+    parsed = sa.engine.make_url(url)
+    if parsed.get_backend_name() == "sqlite":
+        engine = sa.create_engine(url, connect_args={"timeout": 30, "check_same_thread": False})
+
+        @sa.event.listens_for(engine, "connect")
+        def _sqlite_connect(dbapi_conn, _record):
+            dbapi_conn.isolation_level = None  # let SQLAlchemy's BEGIN below rule
+            cursor = dbapi_conn.cursor()
+            if parsed.database not in (None, "", ":memory:"):
+                cursor.execute("PRAGMA journal_mode=WAL")
+            cursor.execute("PRAGMA foreign_keys=ON")
+            cursor.execute("PRAGMA busy_timeout=30000")
+            cursor.close()
+
+        @sa.event.listens_for(engine, "begin")
+        def _sqlite_begin(conn):
+            if conn.get_execution_options().get("rtf_read_only"):
+                conn.exec_driver_sql("BEGIN")
+            else:
+                conn.exec_driver_sql("BEGIN IMMEDIATE")
+
+        return engine
+    kwargs: dict = {"pool_size": pool_size, "max_overflow": max_overflow, "pool_pre_ping": True}
+    if parsed.get_backend_name() == "mysql":
+        kwargs["isolation_level"] = "READ COMMITTED"
+        kwargs["pool_recycle"] = 3600
+    return sa.create_engine(url, **kwargs)
+
+
+def engine_for(conf: cfg.ConfigOpts, group: str) -> sa.Engine:
+    """Engine for ``[database]`` or ``[placement_database]``."""
+    return create_engine(
+        connection_url(conf, group),
+        pool_size=conf[group].pool_size,
+        max_overflow=conf[group].max_overflow,
+    )
+
+
+@contextlib.contextmanager
+def transaction(engine: sa.Engine) -> Iterator[sa.Connection]:
+    """One write transaction: committed on success, rolled back on error."""
+    with engine.begin() as conn:
+        yield conn
+
+
+@contextlib.contextmanager
+def read(engine: sa.Engine) -> Iterator[sa.Connection]:
+    """One read-only transaction (on SQLite it does not take the write lock)."""
+    with engine.connect() as conn:
+        conn = conn.execution_options(rtf_read_only=True)
+        with conn.begin():
+            yield conn
+
+
+def alembic_config(script_location: str, engine: sa.Engine, version_table: str) -> AlembicConfig:
+    config = AlembicConfig()
+    config.set_main_option("script_location", script_location)
+    config.set_main_option("version_table", version_table)
+    config.attributes["engine"] = engine
+    return config
+
+
+def upgrade(script_location: str, engine: sa.Engine, version_table: str) -> None:
+    """Bring the schema to the newest revision (idempotent)."""
+    with _SYNC_LOCK:
+        alembic_command.upgrade(alembic_config(script_location, engine, version_table), "head")
+
+
+def current_revision(script_location: str, engine: sa.Engine, version_table: str) -> str | None:
+    from alembic.runtime.migration import MigrationContext
+
+    with engine.connect() as conn:
+        ctx = MigrationContext.configure(conn, opts={"version_table": version_table})
+        return ctx.get_current_revision()

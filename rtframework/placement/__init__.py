@@ -1,0 +1,1 @@
+"""Placement: the store of providers, inventories and allocations."""

@@ -1,0 +1,151 @@
+"""Value objects exchanged with a placement backend.
+
+All are frozen dataclasses; mappings are plain dicts that callers must not
+mutate. Amounts are ints; ``allocations`` maps provider uuid -> resource
+class -> amount everywhere.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+MAX_INT = 2147483647
+
+# provider uuid -> resource class -> amount
+Allocations = Mapping[str, Mapping[str, int]]
+
+
+@dataclass(frozen=True)
+class Inventory:
+    """One resource class on one provider, with Placement's defaults."""
+
+    total: int
+    reserved: int = 0
+    min_unit: int = 1
+    max_unit: int = MAX_INT
+    step_size: int = 1
+    allocation_ratio: float = 1.0
+
+    @property
+    def capacity(self) -> float:
+        """What may be allocated: (total - reserved) * allocation_ratio."""
+        return (self.total - self.reserved) * self.allocation_ratio
+
+
+@dataclass(frozen=True)
+class ResourceProvider:
+    uuid: str
+    name: str
+    generation: int
+    parent_uuid: str | None = None
+    root_uuid: str | None = None
+
+
+@dataclass(frozen=True)
+class ProviderInventories:
+    """A provider's whole inventory and the generation it was read at."""
+
+    generation: int
+    inventories: Mapping[str, Inventory]
+
+
+@dataclass(frozen=True)
+class ProviderTraits:
+    generation: int
+    traits: frozenset[str]
+
+
+@dataclass(frozen=True)
+class ProviderAggregates:
+    generation: int
+    aggregates: frozenset[str]
+
+
+@dataclass(frozen=True)
+class ConsumerAllocations:
+    """What one consumer holds. ``generation`` is None for an unknown
+    consumer (or one whose allocations were all removed)."""
+
+    consumer_uuid: str
+    allocations: Allocations
+    generation: int | None = None
+    project_id: str | None = None
+    user_id: str | None = None
+    consumer_type: str | None = None
+
+
+@dataclass(frozen=True)
+class AllocationWrite:
+    """Replace all allocations of one consumer.
+
+    ``consumer_generation`` is the generation the writer last read (None for a
+    consumer it believes new); empty ``allocations`` removes everything the
+    consumer holds.
+    """
+
+    consumer_uuid: str
+    allocations: Allocations
+    project_id: str
+    user_id: str
+    consumer_generation: int | None
+    consumer_type: str = "INSTANCE"
+
+
+@dataclass(frozen=True)
+class ProviderQuery:
+    """Filters of list_providers; all given filters must match."""
+
+    uuid: str | None = None
+    name: str | None = None
+    in_tree: str | None = None
+    # Each entry is an any-of set of aggregate uuids; every entry must match.
+    member_of: tuple[frozenset[str], ...] = ()
+    required_traits: frozenset[str] = frozenset()
+    forbidden_traits: frozenset[str] = frozenset()
+    # The provider itself must have room for each amount.
+    resources: Mapping[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class CandidateQuery:
+    """One unnumbered request group, as GET /allocation_candidates takes it.
+
+    Resources may come from any provider of one tree (a root and its
+    descendants); the tree is the unit of a candidate.
+    """
+
+    resources: Mapping[str, int]
+    required_traits: frozenset[str] = frozenset()
+    forbidden_traits: frozenset[str] = frozenset()
+    member_of: tuple[frozenset[str], ...] = ()
+    in_tree: str | None = None
+    limit: int | None = None
+
+
+@dataclass(frozen=True)
+class ResourceSummary:
+    capacity: int
+    used: int
+
+
+@dataclass(frozen=True)
+class ProviderSummary:
+    uuid: str
+    root_uuid: str
+    parent_uuid: str | None
+    resources: Mapping[str, ResourceSummary]
+    traits: frozenset[str]
+
+
+@dataclass(frozen=True)
+class AllocationRequest:
+    """What to write to claim one candidate."""
+
+    allocations: Allocations
+
+
+@dataclass(frozen=True)
+class AllocationCandidates:
+    allocation_requests: tuple[AllocationRequest, ...]
+    provider_summaries: Mapping[str, ProviderSummary]
