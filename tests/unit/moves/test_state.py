@@ -1,0 +1,39 @@
+"""Allowed transitions of a migration's status."""
+
+import pytest
+
+from rtframework.moves import errors, state
+
+
+@pytest.mark.parametrize("kind", [state.COLD, state.RESIZE])
+def test_cold_moves_wait_for_confirm_or_revert(kind):
+    path = [state.PRE_MIGRATING, state.MIGRATING, state.FINISHED]
+    for old, new in zip(path, path[1:], strict=False):
+        state.check("m", kind, old, new)
+    state.check("m", kind, state.FINISHED, state.CONFIRMING)
+    state.check("m", kind, state.FINISHED, state.REVERTING)
+
+
+def test_a_confirmed_move_cannot_be_reverted():
+    with pytest.raises(errors.InvalidTransition, match="'confirmed'.*none \\(final\\)"):
+        state.check("m1", state.RESIZE, state.CONFIRMED, state.REVERTING)
+
+
+def test_live_migration_ends_by_itself():
+    state.check("m", state.LIVE, state.ACCEPTED, state.RUNNING)
+    for end in (state.DONE, state.FAILED, state.CANCELLED):
+        state.check("m", state.LIVE, state.RUNNING, end)
+    with pytest.raises(errors.InvalidTransition):
+        state.check("m", state.LIVE, state.RUNNING, state.FINISHED)
+
+
+def test_every_unfinished_status_can_fail_into_error():
+    for kind, table in state.TRANSITIONS.items():
+        for status in table:
+            state.check("m", kind, status, state.ERROR)
+            assert not state.is_final(status)
+
+
+def test_unknown_kind_is_named():
+    with pytest.raises(errors.MoveError, match="teleport"):
+        state.allowed("teleport", state.ACCEPTED)
