@@ -1,0 +1,92 @@
+"""Tables of the compute records (SQLAlchemy Core).
+
+The alembic migrations in ``migrations/versions`` create exactly these; a
+change here needs a new migration.
+"""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+from sqlalchemy.dialects import mysql
+
+metadata = sa.MetaData()
+
+# Microsecond precision on MySQL too (its DATETIME drops fractions by
+# default), so heartbeats and update order compare the same on every engine.
+Timestamp = sa.DateTime().with_variant(mysql.DATETIME(fsp=6), "mysql")
+
+UUID = sa.String(36)
+NAME = sa.String(255)
+
+compute_nodes = sa.Table(
+    "compute_nodes",
+    metadata,
+    # The node's root resource provider uuid.
+    sa.Column("uuid", UUID, primary_key=True),
+    sa.Column("host", NAME, nullable=False),
+    sa.Column("nodename", NAME, nullable=False),
+    sa.Column("driver", NAME, nullable=False),
+    sa.Column("created_at", Timestamp, nullable=False),
+    sa.Column("updated_at", Timestamp, nullable=False),
+    sa.UniqueConstraint("host", "nodename", name="uniq_compute_nodes0host0nodename"),
+)
+
+services = sa.Table(
+    "services",
+    metadata,
+    sa.Column("host", NAME, primary_key=True),
+    sa.Column("last_seen", Timestamp, nullable=False),
+    sa.Column("forced_down", sa.Boolean, nullable=False, default=False),
+    sa.Column("created_at", Timestamp, nullable=False),
+)
+
+instances = sa.Table(
+    "instances",
+    metadata,
+    sa.Column("uuid", UUID, primary_key=True),
+    sa.Column("name", NAME, nullable=False),
+    sa.Column("project_id", NAME, nullable=False),
+    sa.Column("user_id", NAME, nullable=False),
+    sa.Column("flavor_name", NAME, nullable=False),
+    sa.Column("flavor_resources", sa.JSON, nullable=False),
+    sa.Column("host", NAME, nullable=True),
+    sa.Column("node", NAME, nullable=True),
+    sa.Column("vm_state", sa.String(32), nullable=False),
+    sa.Column("task_state", sa.String(64), nullable=True),
+    sa.Column("created_at", Timestamp, nullable=False),
+    sa.Column("updated_at", Timestamp, nullable=False),
+    sa.Index("instances_host_idx", "host"),
+)
+
+migrations = sa.Table(
+    "migrations",
+    metadata,
+    sa.Column("uuid", UUID, primary_key=True),
+    sa.Column("instance_uuid", UUID, nullable=False),
+    sa.Column("source_host", NAME, nullable=True),
+    sa.Column("source_node", NAME, nullable=True),
+    sa.Column("dest_host", NAME, nullable=True),
+    sa.Column("dest_node", NAME, nullable=True),
+    sa.Column("migration_type", sa.String(32), nullable=False),
+    sa.Column("status", sa.String(32), nullable=False),
+    # {"name": ..., "resources": {class: amount}}
+    sa.Column("old_flavor", sa.JSON, nullable=False),
+    sa.Column("new_flavor", sa.JSON, nullable=False),
+    sa.Column("claim_strategy", sa.String(32), nullable=False),
+    sa.Column("created_at", Timestamp, nullable=False),
+    sa.Column("updated_at", Timestamp, nullable=False),
+    sa.Index("migrations_instance_uuid_idx", "instance_uuid"),
+    sa.Index("migrations_status_idx", "status"),
+)
+
+audit_findings = sa.Table(
+    "audit_findings",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("consumer_uuid", UUID, nullable=False),
+    sa.Column("host", NAME, nullable=False),
+    sa.Column("kind", sa.String(64), nullable=False),
+    sa.Column("detail", sa.Text, nullable=False),
+    sa.Column("created_at", Timestamp, nullable=False),
+    sa.Index("audit_findings_consumer_idx", "consumer_uuid"),
+)

@@ -1,0 +1,533 @@
+"""ComputeStore: the instance, migration, compute-node and service records.
+
+Hosts that share a cloud share this store (PostgreSQL or MySQL; the
+embedded SQLite default serves one machine). Writes are small explicit
+methods; ``update_instance`` and ``update_migration`` take ``expected_*``
+values and change the row only if it still holds them, so two hosts can
+never both act on the same instance.
+"""
+
+from __future__ import annotations
+
+import datetime
+import logging
+import os
+import uuid as uuidlib
+from collections.abc import Collection, Iterable, Mapping
+from typing import Any
+
+import sqlalchemy as sa
+from oslo_config import cfg
+
+from rtframework import db
+from rtframework.compute import errors, models
+from rtframework.compute import values as v
+from rtframework.compute.values import (
+    AuditFinding,
+    ComputeNode,
+    Flavor,
+    Instance,
+    Migration,
+    Service,
+)
+
+LOG = logging.getLogger(__name__)
+
+SCRIPT_LOCATION = os.path.join(os.path.dirname(__file__), "migrations")
+VERSION_TABLE = "compute_alembic_version"
+
+# "No expectation" for compare-and-swap arguments (None is a real value).
+ANY: Any = object()
+
+_INSTANCE_FIELDS = frozenset({
+    "name", "project_id", "user_id", "flavor", "host", "node", "vm_state", "task_state",
+})
+_MIGRATION_FIELDS = frozenset({
+    "status", "source_host", "source_node", "dest_host", "dest_node",
+    "old_flavor", "new_flavor", "claim_strategy", "migration_type",
+})
+
+
+def utcnow() -> datetime.datetime:
+    return datetime.datetime.now(datetime.timezone.utc)
+
+
+def _to_db(moment: datetime.datetime) -> datetime.datetime:
+    """Naive UTC: the one form every engine stores and compares alike."""
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(datetime.timezone.utc).replace(tzinfo=None)
+    return moment
+
+
+def _from_db(moment: datetime.datetime) -> datetime.datetime:
+    return moment.replace(tzinfo=datetime.timezone.utc) if moment.tzinfo is None else moment
+
+
+def sync_schema(conf: cfg.ConfigOpts) -> str | None:
+    """Upgrade the compute records schema to the newest revision; returns it."""
+    engine = db.engine_for(conf, "database")
+    try:
+        db.upgrade(SCRIPT_LOCATION, engine, VERSION_TABLE)
+        return db.current_revision(SCRIPT_LOCATION, engine, VERSION_TABLE)
+    finally:
+        engine.dispose()
+
+
+def _matches(column: sa.ColumnElement, expected: Any) -> sa.ColumnElement[bool]:
+    """``column`` equals ``expected``, or is one of a collection of values
+    (None allowed in both)."""
+    if isinstance(expected, (set, frozenset, tuple, list)):
+        wanted = [e for e in expected if e is not None]
+        clauses = [column.in_(wanted)] if wanted else []
+        if None in expected:
+            clauses.append(column.is_(None))
+        return sa.or_(*clauses) if clauses else sa.false()
+    return column.is_(None) if expected is None else column == expected
+
+
+def _check_choice(what: str, value: str | None, choices: Collection[str]) -> None:
+    if value is not None and value not in choices:
+        raise errors.InvalidValue(f"{what} {value!r} is not one of {', '.join(choices)}")
+
+
+class ComputeStore:
+    """The compute records over one SQLAlchemy engine."""
+
+    def __init__(self, engine: sa.Engine) -> None:
+        self.engine = engine
+
+    @classmethod
+    def from_conf(cls, conf: cfg.ConfigOpts) -> ComputeStore:
+        """Open ``[database]``; upgrade the schema first when auto_sync is on."""
+        engine = db.engine_for(conf, "database")
+        if conf.database.auto_sync:
+            db.upgrade(SCRIPT_LOCATION, engine, VERSION_TABLE)
+        return cls(engine)
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    # -- instances ---------------------------------------------------------
+    def create_instance(
+        self,
+        name: str,
+        flavor: Flavor,
+        *,
+        project_id: str,
+        user_id: str,
+        host: str | None = None,
+        node: str | None = None,
+        vm_state: str = v.BUILDING,
+        task_state: str | None = None,
+        uuid: str | None = None,
+    ) -> Instance:
+        _check_choice("vm_state", vm_state, v.VM_STATES)
+        now = _to_db(utcnow())
+        row = {
+            "uuid": uuid or str(uuidlib.uuid4()),
+            "name": name,
+            "project_id": project_id,
+            "user_id": user_id,
+            "flavor_name": flavor.name,
+            "flavor_resources": dict(flavor.resources),
+            "host": host,
+            "node": node,
+            "vm_state": vm_state,
+            "task_state": task_state,
+            "created_at": now,
+            "updated_at": now,
+        }
+        with db.transaction(self.engine) as conn:
+            conn.execute(models.instances.insert().values(**row))
+        return _instance(row)
+
+    def get_instance(self, uuid: str) -> Instance:
+        with db.read(self.engine) as conn:
+            row = conn.execute(
+                sa.select(models.instances).where(models.instances.c.uuid == uuid)
+            ).mappings().first()
+        if row is None:
+            raise errors.InstanceNotFound(f"instance {uuid} not found")
+        return _instance(row)
+
+    def lookup_instance(self, ref: str) -> Instance:
+        """An instance by uuid, or by name when exactly one has it."""
+        table = models.instances
+        with db.read(self.engine) as conn:
+            rows = conn.execute(
+                sa.select(table).where(sa.or_(table.c.uuid == ref, table.c.name == ref))
+            ).mappings().all()
+        by_uuid = [r for r in rows if r["uuid"] == ref]
+        if by_uuid:
+            return _instance(by_uuid[0])
+        live = [r for r in rows if r["vm_state"] != v.DELETED] or rows
+        if not live:
+            raise errors.InstanceNotFound(f"no instance with uuid or name {ref!r}")
+        if len(live) > 1:
+            raise errors.AmbiguousInstance(
+                f"{len(live)} instances are named {ref!r}; use a uuid: "
+                + ", ".join(r["uuid"] for r in live)
+            )
+        return _instance(live[0])
+
+    def instance_flavor(self, uuid: str) -> Flavor:
+        """The flavor an instance currently claims."""
+        return self.get_instance(uuid).flavor
+
+    def list_instances(
+        self,
+        *,
+        host: str | None = None,
+        node: str | None = None,
+        vm_states: Iterable[str] | None = None,
+        uuids: Iterable[str] | None = None,
+    ) -> list[Instance]:
+        table = models.instances
+        query = sa.select(table).order_by(table.c.created_at, table.c.uuid)
+        if host is not None:
+            query = query.where(table.c.host == host)
+        if node is not None:
+            query = query.where(table.c.node == node)
+        if vm_states is not None:
+            query = query.where(table.c.vm_state.in_(list(vm_states)))
+        if uuids is not None:
+            query = query.where(table.c.uuid.in_(list(uuids)))
+        with db.read(self.engine) as conn:
+            return [_instance(r) for r in conn.execute(query).mappings()]
+
+    def update_instance(
+        self,
+        uuid: str,
+        *,
+        expected_vm_state: Any = ANY,
+        expected_task_state: Any = ANY,
+        expected_host: Any = ANY,
+        **fields: Any,
+    ) -> Instance:
+        """Change ``fields`` of an instance, if it still has the expected
+        vm_state / task_state / host (each a value or a collection of
+        values); StateConflict otherwise, naming what it found.
+
+        Fields: name, project_id, user_id, flavor (a Flavor), host, node,
+        vm_state, task_state.
+        """
+        unknown = set(fields) - _INSTANCE_FIELDS
+        if unknown:
+            raise errors.InvalidValue(f"instance has no field(s) {', '.join(sorted(unknown))}")
+        _check_choice("vm_state", fields.get("vm_state"), v.VM_STATES)
+        values = dict(fields)
+        if "flavor" in values:
+            flavor = values.pop("flavor")
+            values["flavor_name"] = flavor.name
+            values["flavor_resources"] = dict(flavor.resources)
+        values["updated_at"] = _to_db(utcnow())
+        expected = {"vm_state": expected_vm_state, "task_state": expected_task_state,
+                    "host": expected_host}
+        table = models.instances
+        with db.transaction(self.engine) as conn:
+            row = _compare_and_swap(conn, table, uuid, expected, values, "instance",
+                                    errors.InstanceNotFound)
+        return _instance(row)
+
+    # -- migrations --------------------------------------------------------
+    def create_migration(
+        self,
+        instance_uuid: str,
+        migration_type: str,
+        *,
+        source_host: str | None,
+        source_node: str | None,
+        old_flavor: Flavor,
+        new_flavor: Flavor | None = None,
+        dest_host: str | None = None,
+        dest_node: str | None = None,
+        claim_strategy: str = "migration",
+        status: str = "pre-migrating",
+        uuid: str | None = None,
+    ) -> Migration:
+        _check_choice("migration_type", migration_type, v.MIGRATION_TYPES)
+        _check_choice("migration status", status, v.MIGRATION_STATUSES)
+        _check_choice("claim_strategy", claim_strategy, v.CLAIM_STRATEGIES)
+        now = _to_db(utcnow())
+        row = {
+            "uuid": uuid or str(uuidlib.uuid4()),
+            "instance_uuid": instance_uuid,
+            "source_host": source_host,
+            "source_node": source_node,
+            "dest_host": dest_host,
+            "dest_node": dest_node,
+            "migration_type": migration_type,
+            "status": status,
+            "old_flavor": old_flavor.to_json(),
+            "new_flavor": (new_flavor or old_flavor).to_json(),
+            "claim_strategy": claim_strategy,
+            "created_at": now,
+            "updated_at": now,
+        }
+        with db.transaction(self.engine) as conn:
+            conn.execute(models.migrations.insert().values(**row))
+        return _migration(row)
+
+    def get_migration(self, uuid: str) -> Migration:
+        with db.read(self.engine) as conn:
+            row = conn.execute(
+                sa.select(models.migrations).where(models.migrations.c.uuid == uuid)
+            ).mappings().first()
+        if row is None:
+            raise errors.MigrationNotFound(f"migration {uuid} not found")
+        return _migration(row)
+
+    def list_migrations(
+        self,
+        *,
+        instance_uuid: str | None = None,
+        host: str | None = None,
+        statuses: Iterable[str] | None = None,
+        uuids: Iterable[str] | None = None,
+    ) -> list[Migration]:
+        """Migrations, oldest first; ``host`` matches source or destination."""
+        table = models.migrations
+        query = sa.select(table).order_by(table.c.created_at, table.c.uuid)
+        if instance_uuid is not None:
+            query = query.where(table.c.instance_uuid == instance_uuid)
+        if host is not None:
+            query = query.where(sa.or_(table.c.source_host == host, table.c.dest_host == host))
+        if statuses is not None:
+            query = query.where(table.c.status.in_(list(statuses)))
+        if uuids is not None:
+            query = query.where(table.c.uuid.in_(list(uuids)))
+        with db.read(self.engine) as conn:
+            return [_migration(r) for r in conn.execute(query).mappings()]
+
+    def update_migration(
+        self, uuid: str, *, expected_status: Any = ANY, **fields: Any
+    ) -> Migration:
+        """Change ``fields`` of a migration if its status is still the
+        expected one (a value or a collection); StateConflict otherwise."""
+        unknown = set(fields) - _MIGRATION_FIELDS
+        if unknown:
+            raise errors.InvalidValue(f"migration has no field(s) {', '.join(sorted(unknown))}")
+        _check_choice("migration status", fields.get("status"), v.MIGRATION_STATUSES)
+        _check_choice("claim_strategy", fields.get("claim_strategy"), v.CLAIM_STRATEGIES)
+        _check_choice("migration_type", fields.get("migration_type"), v.MIGRATION_TYPES)
+        values = {
+            k: (f.to_json() if isinstance(f, Flavor) else f) for k, f in fields.items()
+        }
+        values["updated_at"] = _to_db(utcnow())
+        with db.transaction(self.engine) as conn:
+            row = _compare_and_swap(conn, models.migrations, uuid, {"status": expected_status},
+                                    values, "migration", errors.MigrationNotFound)
+        return _migration(row)
+
+    # -- compute nodes -----------------------------------------------------
+    def record_compute_node(self, uuid: str, host: str, nodename: str, driver: str) -> ComputeNode:
+        """Create or refresh the record of a node this host reports."""
+        now = _to_db(utcnow())
+        with db.transaction(self.engine) as conn:
+            _upsert(conn, models.compute_nodes, {"uuid": uuid},
+                    {"host": host, "nodename": nodename, "driver": driver, "updated_at": now},
+                    {"created_at": now})
+            row = conn.execute(
+                sa.select(models.compute_nodes).where(models.compute_nodes.c.uuid == uuid)
+            ).mappings().one()
+        return _compute_node(row)
+
+    def get_compute_node(self, uuid: str) -> ComputeNode:
+        with db.read(self.engine) as conn:
+            row = conn.execute(
+                sa.select(models.compute_nodes).where(models.compute_nodes.c.uuid == uuid)
+            ).mappings().first()
+        if row is None:
+            raise errors.ComputeNodeNotFound(f"compute node {uuid} not found")
+        return _compute_node(row)
+
+    def list_compute_nodes(self, *, host: str | None = None) -> list[ComputeNode]:
+        table = models.compute_nodes
+        query = sa.select(table).order_by(table.c.host, table.c.nodename)
+        if host is not None:
+            query = query.where(table.c.host == host)
+        with db.read(self.engine) as conn:
+            return [_compute_node(r) for r in conn.execute(query).mappings()]
+
+    def node_root_uuid(self, host: str, nodename: str) -> str:
+        """Root resource provider uuid of node ``nodename`` of ``host``."""
+        table = models.compute_nodes
+        with db.read(self.engine) as conn:
+            found = conn.execute(
+                sa.select(table.c.uuid).where(table.c.host == host, table.c.nodename == nodename)
+            ).scalar()
+        if found is None:
+            raise errors.ComputeNodeNotFound(f"host {host!r} reports no node {nodename!r}")
+        return found
+
+    def delete_compute_node(self, uuid: str) -> None:
+        with db.transaction(self.engine) as conn:
+            conn.execute(models.compute_nodes.delete().where(models.compute_nodes.c.uuid == uuid))
+
+    # -- services (host heartbeats) ----------------------------------------
+    def heartbeat(self, host: str, at: datetime.datetime | None = None) -> Service:
+        """Record that ``host``'s agent is alive (now, or ``at``)."""
+        moment = _to_db(at or utcnow())
+        with db.transaction(self.engine) as conn:
+            _upsert(conn, models.services, {"host": host}, {"last_seen": moment},
+                    {"created_at": moment, "forced_down": False})
+        return self.get_service(host)
+
+    def set_forced_down(self, host: str, forced_down: bool) -> Service:
+        """Mark a host down (or up again) whatever its heartbeat says; an
+        operator does this to allow evacuating a host that is fenced."""
+        with db.transaction(self.engine) as conn:
+            result = conn.execute(
+                models.services.update().where(models.services.c.host == host)
+                .values(forced_down=forced_down)
+            )
+        if result.rowcount == 0:
+            raise errors.ServiceNotFound(f"no service for host {host!r}")
+        return self.get_service(host)
+
+    def get_service(self, host: str) -> Service:
+        with db.read(self.engine) as conn:
+            row = conn.execute(
+                sa.select(models.services).where(models.services.c.host == host)
+            ).mappings().first()
+        if row is None:
+            raise errors.ServiceNotFound(f"no service for host {host!r}")
+        return _service(row)
+
+    def list_services(self) -> list[Service]:
+        with db.read(self.engine) as conn:
+            rows = conn.execute(sa.select(models.services).order_by(models.services.c.host))
+            return [_service(r) for r in rows.mappings()]
+
+    def is_host_up(
+        self, host: str, down_after: float, now: datetime.datetime | None = None
+    ) -> bool:
+        """False if ``host`` is forced down, never reported, or last
+        reported more than ``down_after`` seconds ago."""
+        try:
+            service = self.get_service(host)
+        except errors.ServiceNotFound:
+            return False
+        if service.forced_down:
+            return False
+        age = (now or utcnow()) - service.last_seen
+        return age.total_seconds() <= down_after
+
+    # -- audit findings ----------------------------------------------------
+    def add_audit_finding(self, consumer_uuid: str, host: str, kind: str, detail: str) -> None:
+        with db.transaction(self.engine) as conn:
+            conn.execute(models.audit_findings.insert().values(
+                consumer_uuid=consumer_uuid, host=host, kind=kind, detail=detail,
+                created_at=_to_db(utcnow()),
+            ))
+
+    def list_audit_findings(
+        self, *, host: str | None = None, kind: str | None = None,
+        consumer_uuid: str | None = None,
+    ) -> list[AuditFinding]:
+        table = models.audit_findings
+        query = sa.select(table).order_by(table.c.id)
+        for column, wanted in ((table.c.host, host), (table.c.kind, kind),
+                               (table.c.consumer_uuid, consumer_uuid)):
+            if wanted is not None:
+                query = query.where(column == wanted)
+        with db.read(self.engine) as conn:
+            return [
+                AuditFinding(
+                    id=r["id"], consumer_uuid=r["consumer_uuid"], host=r["host"],
+                    kind=r["kind"], detail=r["detail"], created_at=_from_db(r["created_at"]),
+                )
+                for r in conn.execute(query).mappings()
+            ]
+
+
+# -- row helpers ---------------------------------------------------------------
+def _compare_and_swap(
+    conn: sa.Connection,
+    table: sa.Table,
+    uuid: str,
+    expected: Mapping[str, Any],
+    values: Mapping[str, Any],
+    what: str,
+    not_found: type[errors.NotFound],
+) -> Mapping[str, Any]:
+    """UPDATE one row if it still holds ``expected``; return the new row."""
+    conditions = [table.c.uuid == uuid]
+    conditions += [_matches(table.c[k], e) for k, e in expected.items() if e is not ANY]
+    result = conn.execute(table.update().where(*conditions).values(**values))
+    row = conn.execute(sa.select(table).where(table.c.uuid == uuid)).mappings().first()
+    if row is None:
+        raise not_found(f"{what} {uuid} not found")
+    if result.rowcount == 0:
+        found = ", ".join(
+            f"{k} expected {e!r} but is {row[k]!r}" for k, e in expected.items() if e is not ANY
+        )
+        raise errors.StateConflict(f"{what} {uuid} changed meanwhile: {found}")
+    return row
+
+
+def _upsert(
+    conn: sa.Connection,
+    table: sa.Table,
+    key: Mapping[str, Any],
+    values: Mapping[str, Any],
+    insert_only: Mapping[str, Any],
+) -> None:
+    """Update the row with ``key`` or insert it; portable across engines."""
+    where = [table.c[k] == val for k, val in key.items()]
+    if conn.execute(table.update().where(*where).values(**values)).rowcount:
+        return
+    try:
+        with conn.begin_nested():
+            conn.execute(table.insert().values(**key, **values, **insert_only))
+    except sa.exc.IntegrityError:
+        # Another writer inserted it between our UPDATE and INSERT.
+        conn.execute(table.update().where(*where).values(**values))
+
+
+def _instance(row: Mapping[str, Any]) -> Instance:
+    return Instance(
+        uuid=row["uuid"],
+        name=row["name"],
+        project_id=row["project_id"],
+        user_id=row["user_id"],
+        flavor=Flavor(row["flavor_name"], {k: int(a) for k, a in row["flavor_resources"].items()}),
+        host=row["host"],
+        node=row["node"],
+        vm_state=row["vm_state"],
+        task_state=row["task_state"],
+        created_at=_from_db(row["created_at"]),
+        updated_at=_from_db(row["updated_at"]),
+    )
+
+
+def _migration(row: Mapping[str, Any]) -> Migration:
+    return Migration(
+        uuid=row["uuid"],
+        instance_uuid=row["instance_uuid"],
+        migration_type=row["migration_type"],
+        status=row["status"],
+        source_host=row["source_host"],
+        source_node=row["source_node"],
+        dest_host=row["dest_host"],
+        dest_node=row["dest_node"],
+        old_flavor=Flavor.from_json(row["old_flavor"]),
+        new_flavor=Flavor.from_json(row["new_flavor"]),
+        claim_strategy=row["claim_strategy"],
+        created_at=_from_db(row["created_at"]),
+        updated_at=_from_db(row["updated_at"]),
+    )
+
+
+def _compute_node(row: Mapping[str, Any]) -> ComputeNode:
+    return ComputeNode(
+        uuid=row["uuid"], host=row["host"], nodename=row["nodename"], driver=row["driver"],
+        created_at=_from_db(row["created_at"]), updated_at=_from_db(row["updated_at"]),
+    )
+
+
+def _service(row: Mapping[str, Any]) -> Service:
+    return Service(
+        host=row["host"], last_seen=_from_db(row["last_seen"]),
+        forced_down=bool(row["forced_down"]), created_at=_from_db(row["created_at"]),
+    )
