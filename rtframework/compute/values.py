@@ -28,11 +28,14 @@ MIGRATION_TYPES = ("migration", "resize", "live-migration", "evacuation")
 MIGRATION_STATUSES = (
     "pre-migrating", "migrating", "post-migrating", "finished", "confirming",
     "confirmed", "reverting", "reverted", "error", "done", "failed", "accepted",
+    "running", "cancelled",
 )
 # A migration in one of these no longer holds (or intends to hold) a double
 # claim; every other status means the move is still in flight, including
 # "finished" (a resize waiting for confirm or revert).
-FINISHED_MIGRATION_STATUSES = frozenset({"confirmed", "reverted", "error", "done", "failed"})
+FINISHED_MIGRATION_STATUSES = frozenset(
+    {"confirmed", "reverted", "error", "done", "failed", "cancelled"}
+)
 UNFINISHED_MIGRATION_STATUSES = frozenset(MIGRATION_STATUSES) - FINISHED_MIGRATION_STATUSES
 CLAIM_STRATEGIES = ("doubled", "migration")
 
