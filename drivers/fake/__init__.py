@@ -1,0 +1,2 @@
+"""A driver with no hypervisor: configurable nodes and sizes, instances in
+memory. For tests, demos and benchmarks."""

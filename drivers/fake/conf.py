@@ -1,0 +1,57 @@
+"""Options of the [fake_driver] group."""
+
+from oslo_config import cfg
+
+fake_group = cfg.OptGroup(
+    "fake_driver",
+    title="Fake compute driver",
+    help="Sizes and nodes the fake driver reports. It runs nothing; it lets "
+    "tests, demos and benchmarks exercise the accounting without a hypervisor.",
+)
+
+FAKE_OPTS = [
+    cfg.IntOpt("vcpus", default=16, min=1, help="VCPU total of each node."),
+    cfg.IntOpt("memory_mb", default=32768, min=1, help="MEMORY_MB total of each node."),
+    cfg.IntOpt("disk_gb", default=500, min=1, help="DISK_GB total of each node."),
+    cfg.ListOpt(
+        "nodes",
+        default=[],
+        help="Names of the nodes this host reports. Empty means one node named "
+        "after the host, like a hypervisor; several names mimic a bare-metal "
+        "conductor. Node names must be unique in the cloud.",
+    ),
+    cfg.ListOpt(
+        "traits",
+        default=["COMPUTE_NODE"],
+        help="Traits of each node's root provider (standard or CUSTOM_*).",
+    ),
+    cfg.StrOpt(
+        "child_resource_class",
+        regex=r"^CUSTOM_[A-Z0-9_]+$",
+        help="A custom resource class offered by one child provider under each "
+        "node (e.g. CUSTOM_FPGA), to exercise nested providers. Unset: no child.",
+    ),
+    cfg.IntOpt(
+        "child_total", default=2, min=1,
+        help="Total of child_resource_class on the child provider.",
+    ),
+    cfg.ListOpt(
+        "child_traits",
+        default=[],
+        help="Traits of the child provider (e.g. CUSTOM_FPGA_INTEL).",
+    ),
+    cfg.BoolOpt(
+        "fail_spawn",
+        default=False,
+        help="Make every spawn fail, to exercise the clean-up of a failed boot.",
+    ),
+]
+
+
+def register_opts(conf: cfg.ConfigOpts) -> None:
+    conf.register_group(fake_group)
+    conf.register_opts(FAKE_OPTS, group=fake_group)
+
+
+def list_opts():
+    return {fake_group: FAKE_OPTS}
