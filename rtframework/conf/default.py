@@ -32,6 +32,15 @@ host_opts = [
         min=1,
         help="Seconds between two periodic resource updates of a host agent.",
     ),
+    cfg.IntOpt(
+        "service_down_time",
+        default=60,
+        min=1,
+        help="Seconds without a heartbeat after which a host counts as down. "
+        "Only the instances of a down (or forced-down) host may be evacuated, "
+        "so that a guest never runs on two hosts at once; keep it well above "
+        "update_resources_interval.",
+    ),
 ]
 
 reserved_opts = [
