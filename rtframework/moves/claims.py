@@ -180,11 +180,11 @@ class ClaimStrategy(abc.ABC):
             return
         self.backend.write_allocations(writes)
         for write in writes:
-            _log_change(write.consumer_uuid, current[write.consumer_uuid].allocations,
+            log_change(write.consumer_uuid, current[write.consumer_uuid].allocations,
                         write.allocations, reason)
 
 
-def _log_change(consumer: str, before: t.Allocations, after: t.Allocations, reason: str) -> None:
+def log_change(consumer: str, before: t.Allocations, after: t.Allocations, reason: str) -> None:
     old, new = normalized(before), normalized(after)
     for provider in sorted(set(old) | set(new)):
         if old.get(provider) != new.get(provider):

@@ -8,10 +8,6 @@ class MoveError(Exception):
     """A move cannot do what it was asked; nothing was changed."""
 
 
-class NoValidHost(MoveError):
-    """No host can take the instance (or every candidate lost its race)."""
-
-
 class InvalidTransition(MoveError):
     """The migration's status does not allow the requested step."""
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from rtframework.compute import values
 from rtframework.moves import errors
 
 COLD = "migration"
@@ -35,7 +36,7 @@ CANCELLED = "cancelled"
 ERROR = "error"
 
 # Statuses after which a migration holds no claim of its own any more.
-FINAL = frozenset({CONFIRMED, REVERTED, DONE, FAILED, CANCELLED, ERROR})
+FINAL = values.FINISHED_MIGRATION_STATUSES
 
 _COLD: Mapping[str, frozenset[str]] = {
     PRE_MIGRATING: frozenset({MIGRATING, ERROR}),

@@ -1,0 +1,247 @@
+"""What every move kind shares: its context, its claim, its record's steps.
+
+A move's claim is rebuilt from its migration record (source and
+destination node, old and new flavor, claim strategy), so a process that
+did not start the move (the other host, or this one after a crash) can
+finish or undo it. Flavors are claimed on the node's root provider, as the
+tracker claims them at boot.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from oslo_config import cfg
+
+from rtframework import scheduler
+from rtframework.compute import errors as cerrors
+from rtframework.compute import values as v
+from rtframework.compute.store import ComputeStore
+from rtframework.driver import ComputeDriver, InstanceSpec
+from rtframework.moves import claims, errors, state
+from rtframework.placement.backend import PlacementBackend
+
+LOG = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class MoveContext:
+    """Where moves read and write: configuration, placement, compute records."""
+
+    conf: cfg.ConfigOpts
+    backend: PlacementBackend
+    store: ComputeStore
+    # host -> its driver, when the hosts run in this process (demo, tests);
+    # moves then start the guest on the destination and remove the copy
+    # that is left behind. Without it, only records and claims change.
+    drivers: Mapping[str, ComputeDriver] = field(default_factory=dict)
+
+    def spawn(self, host: str | None, instance: v.Instance, node: str | None,
+              flavor: v.Flavor) -> None:
+        driver = self.drivers.get(host or "")
+        if driver is not None and node is not None:
+            driver.spawn(spec(instance, node, flavor))
+
+    def destroy(self, host: str | None, instance: v.Instance, node: str | None) -> None:
+        driver = self.drivers.get(host or "")
+        if driver is not None and node is not None:
+            driver.destroy(spec(instance, node, instance.flavor))
+
+
+def spec(instance: v.Instance, node: str, flavor: v.Flavor) -> InstanceSpec:
+    return InstanceSpec(uuid=instance.uuid, name=instance.name, node=node,
+                        resources=dict(flavor.resources), flavor_name=flavor.name)
+
+
+@dataclass(frozen=True)
+class Destination:
+    host: str
+    node: str
+    root_uuid: str
+
+
+def strategy_for(ctx: MoveContext, migration: v.Migration) -> claims.ClaimStrategy:
+    """The strategy the move began with (a config change mid-move is ignored)."""
+    return claims.strategy(migration.claim_strategy, ctx.backend, ctx.conf)
+
+
+def claim_for(
+    ctx: MoveContext,
+    migration: v.Migration,
+    dest: Destination | None = None,
+) -> claims.MoveClaim:
+    """The claim of ``migration`` (to ``dest`` when the record has none yet)."""
+    instance = ctx.store.get_instance(migration.instance_uuid)
+    source_root = ctx.store.node_root_uuid(migration.source_host, migration.source_node)
+    if dest is not None:
+        dest_root = dest.root_uuid
+    elif migration.dest_host and migration.dest_node:
+        dest_root = ctx.store.node_root_uuid(migration.dest_host, migration.dest_node)
+    else:
+        dest_root = None
+    return claims.MoveClaim(
+        instance_uuid=instance.uuid,
+        migration_uuid=migration.uuid,
+        project_id=instance.project_id,
+        user_id=instance.user_id,
+        source=claims.on_root(source_root, migration.old_flavor.resources),
+        dest=claims.on_root(dest_root, migration.new_flavor.resources) if dest_root else {},
+    )
+
+
+def advance(
+    ctx: MoveContext, migration: v.Migration, new_status: str, **fields: Any
+) -> v.Migration:
+    """Move the record to ``new_status`` if nobody else moved it first."""
+    state.check(migration.uuid, migration.migration_type, migration.status, new_status)
+    try:
+        updated = ctx.store.update_migration(
+            migration.uuid, expected_status=migration.status, status=new_status, **fields
+        )
+    except cerrors.StateConflict as exc:
+        raise errors.ConcurrentUpdate(str(exc)) from exc
+    LOG.info("%s %s of instance %s: %s -> %s", migration.migration_type, migration.uuid,
+             migration.instance_uuid, migration.status, new_status)
+    return updated
+
+
+def update_instance(ctx: MoveContext, uuid: str, **kwargs: Any) -> v.Instance:
+    """A compare-and-swap update of the instance; a lost race is ConcurrentUpdate."""
+    try:
+        return ctx.store.update_instance(uuid, **kwargs)
+    except cerrors.StateConflict as exc:
+        raise errors.ConcurrentUpdate(str(exc)) from exc
+
+
+def lookup_instance(ctx: MoveContext, ref: str) -> v.Instance:
+    try:
+        instance = ctx.store.lookup_instance(ref)
+    except cerrors.ComputeError as exc:
+        raise errors.MoveError(str(exc)) from exc
+    if instance.vm_state == v.DELETED:
+        raise errors.InstanceGone(f"instance {instance.uuid} ({instance.name!r}) is deleted")
+    return instance
+
+
+def get_migration(ctx: MoveContext, uuid: str) -> v.Migration:
+    try:
+        return ctx.store.get_migration(uuid)
+    except cerrors.MigrationNotFound as exc:
+        raise errors.MoveError(str(exc)) from exc
+
+
+def begin(
+    ctx: MoveContext,
+    instance: v.Instance,
+    *,
+    migration_type: str,
+    task_state: str,
+    new_flavor: v.Flavor,
+    claim_strategy: str,
+    expected_vm_states: frozenset[str] = frozenset({v.ACTIVE}),
+) -> tuple[v.Instance, v.Migration]:
+    """Take the instance for a move (one actor wins) and record the migration."""
+    if instance.task_state is not None:
+        raise errors.ConcurrentUpdate(
+            f"instance {instance.uuid} is busy ({instance.task_state}); try again later")
+    if instance.vm_state not in expected_vm_states:
+        raise errors.MoveError(
+            f"instance {instance.uuid} is {instance.vm_state}; a {migration_type} needs "
+            f"{' or '.join(sorted(expected_vm_states))}")
+    taken = update_instance(
+        ctx, instance.uuid, expected_vm_state=instance.vm_state, expected_task_state=None,
+        expected_host=instance.host, task_state=task_state,
+    )
+    migration = ctx.store.create_migration(
+        instance.uuid, migration_type,
+        source_host=instance.host, source_node=instance.node,
+        old_flavor=instance.flavor, new_flavor=new_flavor,
+        claim_strategy=claim_strategy, status=state.INITIAL[migration_type],
+    )
+    LOG.info("%s %s of instance %s from %s/%s started", migration_type, migration.uuid,
+             instance.uuid, instance.host, instance.node)
+    return taken, migration
+
+
+def nodes_of(ctx: MoveContext, host: str) -> list[v.ComputeNode]:
+    nodes = ctx.store.list_compute_nodes(host=host)
+    if not nodes:
+        raise errors.MoveError(f"host {host!r} reports no compute node")
+    return nodes
+
+
+def claim_destination(
+    ctx: MoveContext,
+    migration: v.Migration,
+    *,
+    to_host: str | None,
+    exclude_host: str | None,
+    strategy: claims.ClaimStrategy,
+    reason: str,
+) -> tuple[v.Migration, Destination]:
+    """Pick a destination and hold the move's double claim on it.
+
+    Each candidate is written into the record before it is claimed, so a
+    crash in between leaves a record that names every provider the move
+    may hold. A candidate lost to a race makes way for the next one.
+    """
+    if to_host is not None and to_host == exclude_host:
+        raise errors.MoveError(
+            f"instance {migration.instance_uuid} is on host {to_host!r} already")
+    nodes = nodes_of(ctx, to_host) if to_host else ctx.store.list_compute_nodes()
+    node_by_root: Mapping[str, v.ComputeNode] = {n.uuid: n for n in nodes}
+    excluded = (
+        {n.uuid for n in ctx.store.list_compute_nodes(host=exclude_host)} if exclude_host else set()
+    )
+    found = [
+        c for c in scheduler.candidates(ctx.backend, migration.new_flavor.resources,
+                                        exclude_roots=excluded)
+        if c.root_uuid in node_by_root
+    ]
+    current = {"migration": migration}
+
+    def claim(candidate: scheduler.Candidate) -> Destination:
+        node = node_by_root[candidate.root_uuid]
+        dest = Destination(node.host, node.nodename, node.uuid)
+        record = current["migration"]
+        if (record.dest_host, record.dest_node) != (dest.host, dest.node):
+            try:
+                record = ctx.store.update_migration(
+                    record.uuid, expected_status=record.status,
+                    dest_host=dest.host, dest_node=dest.node)
+            except cerrors.StateConflict as exc:
+                raise errors.ConcurrentUpdate(str(exc)) from exc
+            current["migration"] = record
+        strategy.start(claim_for(ctx, record, dest), reason=reason)
+        return dest
+
+    _, dest = scheduler.claim_first(
+        found, claim, f"{migration.migration_type} of instance {migration.instance_uuid}")
+    return current["migration"], dest
+
+
+def fail(
+    ctx: MoveContext,
+    migration_uuid: str,
+    *,
+    status: str = state.ERROR,
+    reason: str,
+    undo_instance: Callable[[v.Instance], None] | None = None,
+) -> v.Migration:
+    """Roll a move back: allocations end on the source only (or nowhere if
+    the instance was deleted), the instance is released, the record closed."""
+    migration = get_migration(ctx, migration_uuid)
+    if state.is_final(migration.status):
+        return migration
+    strategy_for(ctx, migration).revert(claim_for(ctx, migration), reason=reason)
+    instance = ctx.store.get_instance(migration.instance_uuid)
+    if instance.vm_state != v.DELETED:
+        if undo_instance is not None:
+            undo_instance(instance)
+        else:
+            update_instance(ctx, instance.uuid, expected_task_state=instance.task_state,
+                            task_state=None)
+    return advance(ctx, migration, status)

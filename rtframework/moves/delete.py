@@ -1,0 +1,77 @@
+"""Deleting an instance at any phase of any move.
+
+The instance is marked DELETED first (every later step of a move it was
+in then loses its compare-and-swap), then everything the instance and the
+migration consumers of its unfinished moves hold goes, in one write per
+move, and those migrations are closed as ``error``. Nothing of it can come
+back: rollbacks never re-create a deleted instance's allocations.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from rtframework import retry
+from rtframework.compute import values as v
+from rtframework.moves import claims, common, errors, state
+from rtframework.moves.common import MoveContext
+from rtframework.placement import types as t
+
+LOG = logging.getLogger(__name__)
+
+
+def unfinished_migrations(ctx: MoveContext, instance_uuid: str) -> list[v.Migration]:
+    return ctx.store.list_migrations(instance_uuid=instance_uuid,
+                                     statuses=v.UNFINISHED_MIGRATION_STATUSES)
+
+
+def delete(ctx: MoveContext, instance_ref: str) -> v.Instance:
+    """Delete the instance and every claim of it; returns the DELETED record."""
+    instance = common.lookup_instance(ctx, instance_ref)
+    deleted = common.update_instance(
+        ctx, instance.uuid, expected_vm_state=instance.vm_state,
+        expected_task_state=instance.task_state, vm_state=v.DELETED, task_state=None,
+    )
+    for migration in unfinished_migrations(ctx, instance.uuid):
+        drop_move(ctx, migration)
+    # Whatever the instance still holds outside a move (or if a move was
+    # recorded without a destination yet).
+    remove_instance_allocations(ctx, deleted, reason=f"instance {instance.uuid} deleted")
+    ctx.destroy(instance.host, instance, instance.node)
+    return deleted
+
+
+def drop_move(ctx: MoveContext, migration: v.Migration) -> None:
+    """Remove everything of the instance and of ``migration``; close it."""
+    move = common.claim_for(ctx, migration)
+    common.strategy_for(ctx, migration).drop_instance(
+        move, reason=f"instance {migration.instance_uuid} deleted during "
+        f"{migration.migration_type} {migration.uuid}")
+    instance = ctx.store.get_instance(migration.instance_uuid)
+    ctx.destroy(migration.source_host, instance, migration.source_node)
+    ctx.destroy(migration.dest_host, instance, migration.dest_node)
+    while not state.is_final(migration.status):
+        try:
+            common.advance(ctx, migration, state.ERROR)
+            return
+        except errors.ConcurrentUpdate:
+            migration = ctx.store.get_migration(migration.uuid)
+
+
+def remove_instance_allocations(ctx: MoveContext, instance: v.Instance, reason: str) -> None:
+    """Remove all an instance holds, with its consumer generation."""
+
+    def attempt() -> None:
+        held = ctx.backend.get_consumer_allocations(instance.uuid)
+        if held.generation is None:
+            return
+        ctx.backend.write_allocations([t.AllocationWrite(
+            consumer_uuid=instance.uuid, allocations={},
+            project_id=held.project_id or instance.project_id,
+            user_id=held.user_id or instance.user_id,
+            consumer_generation=held.generation,
+        )])
+        claims.log_change(instance.uuid, held.allocations, {}, reason)
+
+    retry.on_conflict(attempt, ctx.conf.placement.conflict_retries, reason)
+

@@ -1,0 +1,101 @@
+"""Evacuation: rebuild an instance of a down host somewhere else.
+
+The source is down, so it cannot give anything back: the instance holds
+both sides, I:{S: f, D: f}, whatever ``move_claim_strategy`` says (there
+is nobody to hand a migration consumer back to). The record then waits in
+``finished`` until the source host returns; its recovery
+(:func:`rtframework.moves.recovery.reconcile`) sees an evacuation whose
+source is itself, removes the half on its own providers and closes the
+record (``done``). That is an owned rule, never a general heal.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from rtframework.compute import values as v
+from rtframework.moves import common, errors, resize, state
+from rtframework.moves.claims import DoubledClaim
+from rtframework.moves.common import MoveContext
+
+LOG = logging.getLogger(__name__)
+
+TASK_REBUILDING = "rebuilding"
+
+
+def start(ctx: MoveContext, instance_ref: str, *, to_host: str | None = None) -> v.Migration:
+    """Check the source is down, then hold the claim on a destination."""
+    instance = common.lookup_instance(ctx, instance_ref)
+    if instance.host is None:
+        raise errors.MoveError(f"instance {instance.uuid} has no host to evacuate from")
+    if ctx.store.is_host_up(instance.host, ctx.conf.service_down_time):
+        raise errors.MoveError(
+            f"host {instance.host!r} of instance {instance.uuid} is up; only instances of a "
+            f"host that is down (no heartbeat for {ctx.conf.service_down_time}s, or forced "
+            "down) may be evacuated")
+    strategy = DoubledClaim(ctx.backend, retries=ctx.conf.placement.conflict_retries)
+    _, migration = common.begin(
+        ctx, instance, migration_type=state.EVACUATION, task_state=TASK_REBUILDING,
+        new_flavor=instance.flavor, claim_strategy=strategy.name,
+        expected_vm_states=frozenset({v.ACTIVE, v.ERROR}),
+    )
+    try:
+        migration = common.advance(ctx, migration, state.PRE_MIGRATING)
+        migration, _ = common.claim_destination(
+            ctx, migration, to_host=to_host, exclude_host=instance.host, strategy=strategy,
+            reason=f"evacuation {migration.uuid} start",
+        )
+    except Exception:
+        common.fail(ctx, migration.uuid, reason=f"evacuation {migration.uuid} found no "
+                    "destination")
+        raise
+    return migration
+
+
+def rebuild(ctx: MoveContext, migration_uuid: str) -> v.Migration:
+    """Start the guest on the destination; the instance lives there now."""
+    migration = common.advance(ctx, _evacuation(ctx, migration_uuid), state.MIGRATING)
+    instance = ctx.store.get_instance(migration.instance_uuid)
+    ctx.spawn(migration.dest_host, instance, migration.dest_node, instance.flavor)
+    common.update_instance(
+        ctx, instance.uuid, expected_task_state=TASK_REBUILDING,
+        expected_host=migration.source_host, host=migration.dest_host,
+        node=migration.dest_node, vm_state=v.ACTIVE, task_state=None,
+    )
+    # Waiting for the source to come back and remove its half.
+    return common.advance(ctx, migration, state.FINISHED)
+
+
+def evacuate(ctx: MoveContext, instance_ref: str, *, to_host: str | None = None) -> v.Migration:
+    """Every step; the source half stays until the source host returns."""
+    migration = start(ctx, instance_ref, to_host=to_host)
+    try:
+        return rebuild(ctx, migration.uuid)
+    except Exception as exc:
+        LOG.warning("evacuation %s failed (%s); rolling back", migration.uuid, exc)
+        resize.rollback(ctx, migration.uuid, reason=f"evacuation {migration.uuid} failed")
+        raise
+
+
+def source_returned(ctx: MoveContext, migration: v.Migration) -> v.Migration:
+    """The source host is back: remove the instance's half on the source's
+    providers (the instance lives on the destination) and close the record."""
+    if migration.status != state.FINISHED:
+        raise errors.InvalidTransition(
+            f"evacuation {migration.uuid} is {migration.status}; only a finished evacuation "
+            "is cleaned up on its source")
+    instance = ctx.store.get_instance(migration.instance_uuid)
+    common.strategy_for(ctx, migration).confirm(
+        common.claim_for(ctx, migration),
+        reason=f"evacuation {migration.uuid}: source host {migration.source_host} returned "
+        "and the instance lives elsewhere")
+    ctx.destroy(migration.source_host, instance, migration.source_node)
+    return common.advance(ctx, migration, state.DONE)
+
+
+def _evacuation(ctx: MoveContext, migration_uuid: str) -> v.Migration:
+    migration = common.get_migration(ctx, migration_uuid)
+    if migration.migration_type != state.EVACUATION:
+        raise errors.MoveError(f"migration {migration.uuid} is a {migration.migration_type}, "
+                               "not an evacuation")
+    return migration

@@ -1,0 +1,102 @@
+"""Live migration: the guest keeps running while it moves.
+
+``start`` takes the instance, records the migration (accepted) and holds
+the double claim, then ``running``. It ends by itself: ``complete`` (the
+guest runs on the destination: the source half goes, ``done``), or
+``rollback`` after a failure (``failed``) or an abort (``cancelled``):
+the destination half goes and the guest stays on the source.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from rtframework.compute import values as v
+from rtframework.moves import common, errors, state
+from rtframework.moves.common import MoveContext
+
+LOG = logging.getLogger(__name__)
+
+TASK_MIGRATING = "migrating"
+
+
+def start(ctx: MoveContext, instance_ref: str, *, to_host: str | None = None) -> v.Migration:
+    """Hold the claim on the destination and start copying: running."""
+    instance = common.lookup_instance(ctx, instance_ref)
+    if to_host is not None and to_host == instance.host:
+        raise errors.MoveError(f"instance {instance.uuid} is on host {to_host!r} already")
+    strategy = common.claims.strategy(ctx.conf.placement.move_claim_strategy, ctx.backend,
+                                      ctx.conf)
+    _, migration = common.begin(
+        ctx, instance, migration_type=state.LIVE, task_state=TASK_MIGRATING,
+        new_flavor=instance.flavor, claim_strategy=strategy.name,
+    )
+    try:
+        migration, _ = common.claim_destination(
+            ctx, migration, to_host=to_host, exclude_host=instance.host, strategy=strategy,
+            reason=f"live-migration {migration.uuid} start",
+        )
+    except Exception:
+        common.fail(ctx, migration.uuid, status=state.FAILED,
+                    reason=f"live-migration {migration.uuid} found no destination")
+        raise
+    ctx.spawn(migration.dest_host, instance, migration.dest_node, instance.flavor)
+    return common.advance(ctx, migration, state.RUNNING)
+
+
+def complete(ctx: MoveContext, migration_uuid: str) -> v.Migration:
+    """The guest runs on the destination: keep only that side, ``done``.
+
+    The instance record moves first: from then on a crash is finished
+    forward by recovery (the destination is where the guest runs).
+    """
+    migration = _live(ctx, migration_uuid)
+    if migration.status == state.DONE:
+        return migration
+    instance = ctx.store.get_instance(migration.instance_uuid)
+    if instance.vm_state == v.DELETED:
+        raise errors.InstanceGone(f"instance {instance.uuid} was deleted during {migration.uuid}")
+    if instance.host != migration.dest_host:
+        common.update_instance(
+            ctx, instance.uuid, expected_task_state=TASK_MIGRATING,
+            expected_host=migration.source_host, host=migration.dest_host,
+            node=migration.dest_node, task_state=None,
+        )
+    return finish_complete(ctx, migration)
+
+
+def finish_complete(ctx: MoveContext, migration: v.Migration) -> v.Migration:
+    common.strategy_for(ctx, migration).confirm(
+        common.claim_for(ctx, migration), reason=f"live-migration {migration.uuid} completed")
+    instance = ctx.store.get_instance(migration.instance_uuid)
+    ctx.destroy(migration.source_host, instance, migration.source_node)
+    return common.advance(ctx, migration, state.DONE)
+
+
+def rollback(ctx: MoveContext, migration_uuid: str, *, abort: bool = False) -> v.Migration:
+    """Give up (``failed``) or abort (``cancelled``): the guest stays on the
+    source and only the source half remains."""
+    migration = _live(ctx, migration_uuid)
+    status = state.CANCELLED if abort else state.FAILED
+    if migration.status == status:
+        return migration
+    if migration.status == state.DONE:
+        raise errors.AlreadyConfirmed(
+            f"live-migration {migration.uuid} is done; it cannot be {status}")
+    instance = ctx.store.get_instance(migration.instance_uuid)
+    if instance.host == migration.dest_host and instance.vm_state != v.DELETED:
+        raise errors.InvalidTransition(
+            f"live-migration {migration.uuid}: the guest runs on {migration.dest_host!r} "
+            "already; it can only complete")
+    state.check(migration.uuid, migration.migration_type, migration.status, status)
+    ctx.destroy(migration.dest_host, instance, migration.dest_node)
+    return common.fail(ctx, migration.uuid, status=status,
+                       reason=f"live-migration {migration.uuid} {status}")
+
+
+def _live(ctx: MoveContext, migration_uuid: str) -> v.Migration:
+    migration = common.get_migration(ctx, migration_uuid)
+    if migration.migration_type != state.LIVE:
+        raise errors.MoveError(f"migration {migration.uuid} is a {migration.migration_type}, "
+                               "not a live-migration")
+    return migration

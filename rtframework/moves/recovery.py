@@ -1,0 +1,90 @@
+"""Finishing or undoing the moves a crash interrupted.
+
+A host calls :func:`reconcile` when it starts. For every unfinished
+migration that names this host as its source or destination it decides
+by the recorded status, so that allocations end on exactly one side:
+
+* not yet at verify-resize (pre-migrating, migrating; a live migration
+  accepted or running whose guest has not switched hosts): roll back to
+  the source;
+* a live migration whose instance already lives on the destination:
+  complete it;
+* confirming / reverting: finish the confirm / the revert;
+* finished (verify-resize): leave it for the user;
+* a finished evacuation whose source is this host: the source returned,
+  so it removes its own half (the instance lives elsewhere) and closes
+  the record. This is the only rule here that removes a claim of an
+  instance the host does not run, and it applies only to a record that
+  says this host was the source.
+
+Steps are idempotent and compare-and-swap guarded, so both hosts of a
+move may reconcile it at the same time.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from rtframework.compute import values as v
+from rtframework.moves import common, errors, evacuate, live, resize, state
+from rtframework.moves.common import MoveContext
+
+LOG = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Reconciled:
+    """What reconcile did to one migration."""
+
+    migration_uuid: str
+    instance_uuid: str
+    migration_type: str
+    old_status: str
+    new_status: str
+    action: str
+
+
+def reconcile(ctx: MoveContext, host: str) -> list[Reconciled]:
+    """Finish or undo this host's interrupted moves; returns what was done."""
+    done = []
+    for migration in ctx.store.list_migrations(host=host,
+                                               statuses=v.UNFINISHED_MIGRATION_STATUSES):
+        try:
+            action, after = _decide(ctx, host, migration)
+        except errors.ConcurrentUpdate:
+            # The other host of the move reconciled it at the same time.
+            LOG.info("migration %s changed meanwhile; leaving it", migration.uuid)
+            continue
+        if after is not None:
+            LOG.info("recovery on %s: %s %s of instance %s: %s (%s -> %s)", host,
+                     migration.migration_type, migration.uuid, migration.instance_uuid,
+                     action, migration.status, after.status)
+            done.append(Reconciled(migration.uuid, migration.instance_uuid,
+                                   migration.migration_type, migration.status, after.status,
+                                   action))
+    return done
+
+
+def _decide(ctx: MoveContext, host: str, migration: v.Migration):
+    status, kind = migration.status, migration.migration_type
+    reason = f"recovery on {host}: {kind} {migration.uuid} was {status}"
+    if status == state.CONFIRMING:
+        return "finished the confirm", resize.finish_confirm(ctx, migration)
+    if status == state.REVERTING:
+        return "finished the revert", resize.finish_revert(ctx, migration)
+    if kind == state.EVACUATION:
+        if status == state.FINISHED:
+            if migration.source_host != host:
+                return "left for the source host", None
+            return "removed the source half", evacuate.source_returned(ctx, migration)
+        return "rolled back to the source", resize.rollback(ctx, migration.uuid, reason)
+    if kind == state.LIVE:
+        instance = ctx.store.get_instance(migration.instance_uuid)
+        if instance.host == migration.dest_host and instance.vm_state != v.DELETED:
+            return "completed", live.finish_complete(ctx, migration)
+        return "rolled back to the source", common.fail(ctx, migration.uuid,
+                                                       status=state.FAILED, reason=reason)
+    if status == state.FINISHED:
+        return "left for the user to confirm or revert", None
+    return "rolled back to the source", resize.rollback(ctx, migration.uuid, reason)

@@ -1,0 +1,194 @@
+"""Resize (and the cold migration it generalises): move, wait, confirm or revert.
+
+Steps, each a compare-and-swap on the records:
+
+1. ``start``: the instance is taken (task_state resize_prep), a migration
+   is recorded (pre-migrating) and the double claim is written on the
+   destination the caller named or the scheduler found;
+2. ``migrate``: migrating, the guest is copied;
+3. ``finish``: finished, the instance lives on the destination with its
+   new flavor, vm_state RESIZED, waiting for the user;
+4. ``confirm`` (source half removed) or ``revert`` (destination half
+   removed, instance back on the source with its old flavor).
+
+A failure before ``finish`` rolls back: allocations end on the source.
+A resize may stay on the same host (the claim then holds both flavors on
+one provider until it ends).
+"""
+
+from __future__ import annotations
+
+import logging
+
+from rtframework.compute import values as v
+from rtframework.moves import common, errors, state
+from rtframework.moves.common import MoveContext
+
+LOG = logging.getLogger(__name__)
+
+TASK_PREP = "resize_prep"
+TASK_MIGRATING = "resize_migrating"
+
+
+def start(
+    ctx: MoveContext,
+    instance_ref: str,
+    new_flavor: v.Flavor | None = None,
+    *,
+    to_host: str | None = None,
+    migration_type: str = state.RESIZE,
+) -> v.Migration:
+    """Take the instance, record the move, hold the double claim."""
+    instance = common.lookup_instance(ctx, instance_ref)
+    cold = migration_type == state.COLD
+    if cold:
+        new_flavor = instance.flavor
+    elif new_flavor is None:
+        raise errors.MoveError("a resize needs a new flavor")
+    elif dict(new_flavor.resources) == dict(instance.flavor.resources):
+        raise errors.MoveError(
+            f"instance {instance.uuid} has flavor {dict(instance.flavor.resources)} already")
+    if cold and to_host is not None and to_host == instance.host:
+        raise errors.MoveError(f"instance {instance.uuid} is on host {to_host!r} already")
+    strategy = common.claims.strategy(ctx.conf.placement.move_claim_strategy, ctx.backend,
+                                      ctx.conf)
+    _, migration = common.begin(
+        ctx, instance, migration_type=migration_type, task_state=TASK_PREP,
+        new_flavor=new_flavor, claim_strategy=strategy.name,
+    )
+    try:
+        migration, _ = common.claim_destination(
+            ctx, migration, to_host=to_host,
+            # A cold migration must leave the host; a resize may stay.
+            exclude_host=instance.host if cold else None,
+            strategy=strategy, reason=f"{migration_type} {migration.uuid} start",
+        )
+    except Exception:
+        common.fail(ctx, migration.uuid, reason=f"{migration_type} {migration.uuid} "
+                    "found no destination")
+        raise
+    return migration
+
+
+def migrate(ctx: MoveContext, migration_uuid: str) -> v.Migration:
+    """Copy the guest: migrating; the destination host starts it."""
+    migration = common.get_migration(ctx, migration_uuid)
+    common.update_instance(ctx, migration.instance_uuid, expected_task_state=TASK_PREP,
+                           task_state=TASK_MIGRATING)
+    return common.advance(ctx, migration, state.MIGRATING)
+
+
+def finish(ctx: MoveContext, migration_uuid: str) -> v.Migration:
+    """The instance lives on the destination, RESIZED, until confirm or revert."""
+    migration = common.get_migration(ctx, migration_uuid)
+    instance = ctx.store.get_instance(migration.instance_uuid)
+    ctx.spawn(migration.dest_host, instance, migration.dest_node, migration.new_flavor)
+    common.update_instance(
+        ctx, instance.uuid, expected_task_state=TASK_MIGRATING, expected_host=migration.source_host,
+        host=migration.dest_host, node=migration.dest_node, flavor=migration.new_flavor,
+        vm_state=v.RESIZED, task_state=None,
+    )
+    return common.advance(ctx, migration, state.FINISHED)
+
+
+def run(
+    ctx: MoveContext,
+    instance_ref: str,
+    new_flavor: v.Flavor | None = None,
+    *,
+    to_host: str | None = None,
+    migration_type: str = state.RESIZE,
+) -> v.Migration:
+    """All steps up to verify-resize; a failure rolls back to the source."""
+    migration = start(ctx, instance_ref, new_flavor, to_host=to_host,
+                      migration_type=migration_type)
+    try:
+        migrate(ctx, migration.uuid)
+        return finish(ctx, migration.uuid)
+    except Exception as exc:
+        LOG.warning("%s %s failed (%s); rolling back to the source", migration_type,
+                    migration.uuid, exc)
+        rollback(ctx, migration.uuid, reason=f"{migration_type} {migration.uuid} failed")
+        raise
+
+
+def rollback(ctx: MoveContext, migration_uuid: str, reason: str) -> v.Migration:
+    """Undo an unfinished move before ``finish``: source only, record error."""
+    return common.fail(ctx, migration_uuid, reason=reason)
+
+
+def confirm(ctx: MoveContext, migration_uuid: str) -> v.Migration:
+    """Keep the destination. Confirming a confirmed move changes nothing."""
+    migration = common.get_migration(ctx, migration_uuid)
+    _check_kind(migration)
+    if migration.status == state.CONFIRMED:
+        return migration
+    if migration.status in (state.REVERTING, state.REVERTED):
+        raise errors.AlreadyReverted(
+            f"{migration.migration_type} {migration.uuid} is {migration.status}; "
+            "it cannot be confirmed")
+    if migration.status == state.FINISHED:
+        migration = common.advance(ctx, migration, state.CONFIRMING)
+    elif migration.status != state.CONFIRMING:
+        state.check(migration.uuid, migration.migration_type, migration.status, state.CONFIRMING)
+    return finish_confirm(ctx, migration)
+
+
+def finish_confirm(ctx: MoveContext, migration: v.Migration) -> v.Migration:
+    """The rest of a confirm (also what recovery runs for ``confirming``)."""
+    common.strategy_for(ctx, migration).confirm(
+        common.claim_for(ctx, migration),
+        reason=f"{migration.migration_type} {migration.uuid} confirmed")
+    instance = ctx.store.get_instance(migration.instance_uuid)
+    if migration.source_host != migration.dest_host:
+        ctx.destroy(migration.source_host, instance, migration.source_node)
+    if instance.vm_state == v.RESIZED:
+        common.update_instance(ctx, instance.uuid, expected_vm_state=v.RESIZED,
+                               vm_state=v.ACTIVE, task_state=None)
+    return common.advance(ctx, migration, state.CONFIRMED)
+
+
+def revert(ctx: MoveContext, migration_uuid: str) -> v.Migration:
+    """Go back to the source and the old flavor. Reverting a confirmed move
+    is AlreadyConfirmed and changes nothing."""
+    migration = common.get_migration(ctx, migration_uuid)
+    _check_kind(migration)
+    if migration.status == state.REVERTED:
+        return migration
+    if migration.status in (state.CONFIRMING, state.CONFIRMED):
+        raise errors.AlreadyConfirmed(
+            f"{migration.migration_type} {migration.uuid} is {migration.status}; "
+            "it cannot be reverted")
+    if migration.status == state.FINISHED:
+        migration = common.advance(ctx, migration, state.REVERTING)
+    elif migration.status != state.REVERTING:
+        state.check(migration.uuid, migration.migration_type, migration.status, state.REVERTING)
+    return finish_revert(ctx, migration)
+
+
+def finish_revert(ctx: MoveContext, migration: v.Migration) -> v.Migration:
+    """The rest of a revert (also what recovery runs for ``reverting``)."""
+    common.strategy_for(ctx, migration).revert(
+        common.claim_for(ctx, migration),
+        reason=f"{migration.migration_type} {migration.uuid} reverted")
+    instance = ctx.store.get_instance(migration.instance_uuid)
+    if instance.vm_state != v.DELETED:
+        if migration.source_host != migration.dest_host:
+            ctx.destroy(migration.dest_host, instance, migration.dest_node)
+        if instance.host != migration.source_host or instance.vm_state == v.RESIZED:
+            common.update_instance(
+                ctx, instance.uuid, expected_vm_state=instance.vm_state,
+                expected_host=instance.host, host=migration.source_host,
+                node=migration.source_node, flavor=migration.old_flavor,
+                vm_state=v.ACTIVE, task_state=None,
+            )
+            ctx.spawn(migration.source_host, instance, migration.source_node,
+                      migration.old_flavor)
+    return common.advance(ctx, migration, state.REVERTED)
+
+
+def _check_kind(migration: v.Migration) -> None:
+    if migration.migration_type not in (state.COLD, state.RESIZE):
+        raise errors.MoveError(
+            f"migration {migration.uuid} is a {migration.migration_type}; only cold "
+            "migrations and resizes are confirmed or reverted")

@@ -1,0 +1,102 @@
+"""Choosing a destination: candidates -> claim, the next one on a lost race.
+
+Placement answers which trees can hold a request; the scheduler ranks them
+(most free capacity left after the claim, then root uuid so the choice is
+the same on every run) and claims them in that order. A claim that loses
+a race (another claim filled the host first, or a generation moved) is
+not an error as long as another candidate remains.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass
+from typing import TypeVar
+
+from rtframework.placement import errors as perrors
+from rtframework.placement import types as t
+from rtframework.placement.backend import PlacementBackend
+
+LOG = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+
+class NoValidHost(Exception):
+    """No candidate can hold the request, or every one lost its race."""
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One tree that can hold the request, and what to write to claim it."""
+
+    root_uuid: str
+    allocations: t.Allocations
+    # Smallest share of capacity left free, over every class requested.
+    free_share: float
+
+
+def _root_of(request: t.AllocationRequest, summaries: Mapping[str, t.ProviderSummary]) -> str:
+    roots = {summaries[p].root_uuid if p in summaries else p for p in request.allocations}
+    # A request of one unnumbered group lies within one tree.
+    return sorted(roots)[0]
+
+
+def _free_share(request: t.AllocationRequest, summaries: Mapping[str, t.ProviderSummary]) -> float:
+    shares = []
+    for provider, resources in request.allocations.items():
+        summary = summaries.get(provider)
+        for rc, amount in resources.items():
+            if summary is None or rc not in summary.resources:
+                continue
+            res = summary.resources[rc]
+            if res.capacity > 0:
+                shares.append((res.capacity - res.used - amount) / res.capacity)
+    return min(shares, default=0.0)
+
+
+def candidates(
+    backend: PlacementBackend,
+    resources: Mapping[str, int],
+    *,
+    exclude_roots: Collection[str] = (),
+    in_tree: str | None = None,
+) -> list[Candidate]:
+    """Trees that can hold ``resources``, best first."""
+    answer = backend.get_allocation_candidates(
+        t.CandidateQuery(resources={rc: n for rc, n in resources.items() if n}, in_tree=in_tree)
+    )
+    found = []
+    for request in answer.allocation_requests:
+        root = _root_of(request, answer.provider_summaries)
+        if root in exclude_roots:
+            continue
+        found.append(Candidate(root, request.allocations,
+                               _free_share(request, answer.provider_summaries)))
+    found.sort(key=lambda c: (-c.free_share, c.root_uuid))
+    return found
+
+
+def claim_first(
+    found: list[Candidate],
+    claim: Callable[[Candidate], T],
+    what: str,
+) -> tuple[Candidate, T]:
+    """Claim the first candidate that does not lose its race.
+
+    ``claim`` raises CapacityExceeded or a GenerationConflict when the
+    candidate was taken meanwhile; anything else is the caller's error and
+    propagates.
+    """
+    lost = []
+    for candidate in found:
+        try:
+            return candidate, claim(candidate)
+        except (perrors.CapacityExceeded, perrors.GenerationConflict) as exc:
+            LOG.info("%s: candidate %s lost its race (%s); trying the next",
+                     what, candidate.root_uuid, exc)
+            lost.append(candidate.root_uuid)
+    if lost:
+        raise NoValidHost(f"{what}: every candidate was taken meanwhile ({', '.join(lost)})")
+    raise NoValidHost(f"{what}: no host has room")
