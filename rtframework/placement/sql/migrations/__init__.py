@@ -1,0 +1,2 @@
+"""Alembic migrations of the sql placement backend (a package so that
+wheels ship them)."""

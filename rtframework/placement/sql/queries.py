@@ -1,0 +1,224 @@
+"""Reads and small writes shared by the backend's operations.
+
+Every function takes an open Connection: the caller owns the transaction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+import sqlalchemy as sa
+
+from rtframework.placement import errors
+from rtframework.placement import types as t
+from rtframework.placement.sql import models as m
+
+_rp = m.resource_providers
+_parent = _rp.alias("parent")
+_root = _rp.alias("root")
+
+
+def provider_select() -> sa.Select:
+    """Providers with their parent's and root's uuid, in creation order."""
+    return (
+        sa.select(
+            _rp.c.id, _rp.c.uuid, _rp.c.name, _rp.c.generation,
+            _parent.c.uuid.label("parent_uuid"), _root.c.uuid.label("root_uuid"),
+        )
+        .select_from(
+            _rp.outerjoin(_parent, _rp.c.parent_provider_id == _parent.c.id)
+            .outerjoin(_root, _rp.c.root_provider_id == _root.c.id)
+        )
+        .order_by(_rp.c.id)
+    )
+
+
+def to_provider(row) -> t.ResourceProvider:
+    return t.ResourceProvider(
+        uuid=row.uuid, name=row.name, generation=row.generation,
+        parent_uuid=row.parent_uuid, root_uuid=row.root_uuid,
+    )
+
+
+def label(row) -> str:
+    """How errors and logs name a provider: uuid and name."""
+    return f"{row.uuid} ({row.name})"
+
+
+def provider_row(conn: sa.Connection, uuid: str):
+    """The provider row (id, uuid, name, generation, parent/root uuid)."""
+    row = conn.execute(provider_select().where(_rp.c.uuid == uuid)).first()
+    if row is None:
+        raise errors.ProviderNotFound(f"resource provider {uuid} not found")
+    return row
+
+
+def bump_generation(conn: sa.Connection, row, expected: int) -> int:
+    """Compare-and-swap the provider generation; the new generation.
+
+    The UPDATE takes the row lock, so a concurrent writer that read the same
+    generation blocks here, then finds the generation moved and fails.
+    """
+    result = conn.execute(
+        sa.update(_rp)
+        .where(_rp.c.id == row.id, _rp.c.generation == expected)
+        .values(generation=expected + 1)
+    )
+    if result.rowcount != 1:
+        current = conn.execute(
+            sa.select(_rp.c.generation).where(_rp.c.id == row.id)
+        ).scalar_one_or_none()
+        raise errors.ProviderGenerationConflict(
+            f"resource provider generation conflict on {label(row)}: "
+            f"given {expected}, current {current}"
+        )
+    return expected + 1
+
+
+def inventories_of(
+    conn: sa.Connection, provider_ids: Iterable[int]
+) -> dict[int, dict[str, t.Inventory]]:
+    inv = m.inventories
+    result: dict[int, dict[str, t.Inventory]] = {}
+    ids = list(provider_ids)
+    if not ids:
+        return result
+    rows = conn.execute(
+        sa.select(inv).where(inv.c.resource_provider_id.in_(ids)).order_by(inv.c.resource_class)
+    )
+    for row in rows:
+        result.setdefault(row.resource_provider_id, {})[row.resource_class] = to_inventory(row)
+    return result
+
+
+def to_inventory(row) -> t.Inventory:
+    return t.Inventory(
+        total=row.total, reserved=row.reserved, min_unit=row.min_unit,
+        max_unit=row.max_unit, step_size=row.step_size,
+        allocation_ratio=float(row.allocation_ratio),
+    )
+
+
+def usages_of(conn: sa.Connection, provider_ids: Iterable[int]) -> dict[tuple[int, str], int]:
+    """(provider id, class) -> amount allocated, for classes with usage."""
+    a = m.allocations
+    ids = list(provider_ids)
+    if not ids:
+        return {}
+    rows = conn.execute(
+        sa.select(a.c.resource_provider_id, a.c.resource_class, sa.func.sum(a.c.used))
+        .where(a.c.resource_provider_id.in_(ids))
+        .group_by(a.c.resource_provider_id, a.c.resource_class)
+    )
+    return {(pid, rc): int(used) for pid, rc, used in rows}
+
+
+def custom_names(conn: sa.Connection, table: sa.Table, names: Iterable[str]) -> set[str]:
+    """Which of ``names`` exist in a custom class/trait table."""
+    names = list(names)
+    if not names:
+        return set()
+    return set(conn.execute(sa.select(table.c.name).where(table.c.name.in_(names))).scalars())
+
+
+def insert_ignoring_duplicates(conn: sa.Connection, table: sa.Table, rows: list[Mapping]) -> None:
+    """INSERT rows, skipping those a unique key already holds.
+
+    A plain INSERT racing another writer would fail on the unique key and,
+    on PostgreSQL, abort the whole transaction; each dialect has a form that
+    skips instead.
+    """
+    if not rows:
+        return
+    dialect = conn.dialect.name
+    if dialect == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert
+
+        stmt = insert(table).on_conflict_do_nothing()
+    elif dialect == "sqlite":
+        from sqlalchemy.dialects.sqlite import insert
+
+        stmt = insert(table).on_conflict_do_nothing()
+    elif dialect in ("mysql", "mariadb"):
+        stmt = sa.insert(table).prefix_with("IGNORE")
+    else:  # pragma: no cover - other dialects are not supported
+        stmt = sa.insert(table)
+    conn.execute(stmt, rows)
+
+
+def traits_of(conn: sa.Connection, provider_ids: Iterable[int]) -> dict[int, frozenset[str]]:
+    pt = m.provider_traits
+    ids = list(provider_ids)
+    found: dict[int, set[str]] = {i: set() for i in ids}
+    if ids:
+        for pid, trait in conn.execute(
+            sa.select(pt.c.resource_provider_id, pt.c.trait)
+            .where(pt.c.resource_provider_id.in_(ids))
+        ):
+            found[pid].add(trait)
+    return {pid: frozenset(names) for pid, names in found.items()}
+
+
+def aggregates_of(conn: sa.Connection, provider_id: int) -> frozenset[str]:
+    pa, agg = m.provider_aggregates, m.placement_aggregates
+    return frozenset(conn.execute(
+        sa.select(agg.c.uuid)
+        .select_from(pa.join(agg, pa.c.aggregate_id == agg.c.id))
+        .where(pa.c.resource_provider_id == provider_id)
+    ).scalars())
+
+
+# -- filters shared by list_providers and candidates ---------------------
+
+
+def member_of_clause(provider_id: sa.ColumnElement, member_of: tuple[frozenset[str], ...]):
+    """``provider_id`` is in at least one aggregate of every any-of set."""
+    pa, agg = m.provider_aggregates, m.placement_aggregates
+    clauses = []
+    for any_of in member_of:
+        clauses.append(provider_id.in_(
+            sa.select(pa.c.resource_provider_id)
+            .select_from(pa.join(agg, pa.c.aggregate_id == agg.c.id))
+            .where(agg.c.uuid.in_(sorted(any_of)))
+        ))
+    return clauses
+
+
+def traits_clause(
+    provider_id: sa.ColumnElement, required: frozenset[str], forbidden: frozenset[str]
+):
+    pt = m.provider_traits
+    clauses = []
+    if required:
+        clauses.append(provider_id.in_(
+            sa.select(pt.c.resource_provider_id)
+            .where(pt.c.trait.in_(sorted(required)))
+            .group_by(pt.c.resource_provider_id)
+            .having(sa.func.count() == len(required))
+        ))
+    if forbidden:
+        clauses.append(provider_id.not_in(
+            sa.select(pt.c.resource_provider_id).where(pt.c.trait.in_(sorted(forbidden)))
+        ))
+    return clauses
+
+
+def has_room_clause(provider_id: sa.ColumnElement, resource_class: str, amount: int):
+    """The provider has inventory of the class with room for ``amount``
+    (capacity, min_unit, max_unit and step_size all respected)."""
+    inv, a = m.inventories, m.allocations
+    used = (
+        sa.select(sa.func.coalesce(sa.func.sum(a.c.used), 0))
+        .where(a.c.resource_provider_id == inv.c.resource_provider_id,
+               a.c.resource_class == inv.c.resource_class)
+        .scalar_subquery()
+    )
+    return provider_id.in_(
+        sa.select(inv.c.resource_provider_id).where(
+            inv.c.resource_class == resource_class,
+            inv.c.min_unit <= amount,
+            inv.c.max_unit >= amount,
+            sa.literal(amount) % inv.c.step_size == 0,
+            (inv.c.total - inv.c.reserved) * inv.c.allocation_ratio >= used + amount,
+        )
+    )
