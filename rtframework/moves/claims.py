@@ -132,6 +132,10 @@ class ClaimStrategy(abc.ABC):
         """Remove everything the instance and the migration consumer hold."""
         self._step(move, reason, _decide_drop)
 
+    @abc.abstractmethod
+    def holding(self, move: MoveClaim) -> dict[str, Alloc]:
+        """consumer uuid -> what it holds while the move runs (for audits)."""
+
     # -- what each strategy decides -----------------------------------------
     @abc.abstractmethod
     def _decide_start(self, move: MoveClaim, held: _Held) -> dict[str, Alloc]: ...
@@ -210,6 +214,9 @@ class DoubledClaim(ClaimStrategy):
 
     name = "doubled"
 
+    def holding(self, move):
+        return {move.instance_uuid: move.during, move.migration_uuid: {}}
+
     def _decide_start(self, move, held):
         if held.i == move.during:
             return {}
@@ -248,11 +255,12 @@ class MigrationClaim(ClaimStrategy):
 
     name = "migration"
 
-    def _during(self, move, held) -> bool:
-        return held.m == normalized(move.source) and held.i == normalized(move.dest)
+    def holding(self, move):
+        return {move.instance_uuid: normalized(move.dest),
+                move.migration_uuid: normalized(move.source)}
 
     def _decide_start(self, move, held):
-        if self._during(move, held):
+        if {move.instance_uuid: held.i, move.migration_uuid: held.m} == self.holding(move):
             return {}
         if not held.i:
             raise errors.InstanceGone(

@@ -191,16 +191,20 @@ def claim_destination(
     if to_host is not None and to_host == exclude_host:
         raise errors.MoveError(
             f"instance {migration.instance_uuid} is on host {to_host!r} already")
-    nodes = nodes_of(ctx, to_host) if to_host else ctx.store.list_compute_nodes()
+    resources = migration.new_flavor.resources
+    if to_host:
+        # A host the caller named is tried as is; placement still refuses
+        # a claim it has no room for.
+        nodes = nodes_of(ctx, to_host)
+        found = [scheduler.Candidate(n.uuid, claims.on_root(n.uuid, resources), 0.0)
+                 for n in nodes]
+    else:
+        nodes = ctx.store.list_compute_nodes()
+        excluded = {n.uuid for n in nodes if n.host == exclude_host}
+        found = scheduler.candidates(ctx.backend, resources, exclude_roots=excluded)
     node_by_root: Mapping[str, v.ComputeNode] = {n.uuid: n for n in nodes}
-    excluded = (
-        {n.uuid for n in ctx.store.list_compute_nodes(host=exclude_host)} if exclude_host else set()
-    )
-    found = [
-        c for c in scheduler.candidates(ctx.backend, migration.new_flavor.resources,
-                                        exclude_roots=excluded)
-        if c.root_uuid in node_by_root
-    ]
+    # Trees that are not compute nodes (sharing providers) cannot host a guest.
+    found = [c for c in found if c.root_uuid in node_by_root]
     current = {"migration": migration}
 
     def claim(candidate: scheduler.Candidate) -> Destination:
