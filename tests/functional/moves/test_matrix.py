@@ -1,0 +1,204 @@
+"""Every move x every outcome x both claim strategies x both periodic orders.
+
+At every step the allocations of the instance (I) and migration (M)
+consumers and the usages of every provider are compared with the
+"Allocation states of a move" table of PLACEMENT-FACTS, then both hosts'
+periodic updates run (source first or destination first) and the same
+state must still hold: no heal on either host may undo any of it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import pytest
+
+from rtframework import audit
+from rtframework.compute import values as v
+from rtframework.moves import delete, errors, evacuate, live, migrate, recovery, resize
+
+pytestmark = pytest.mark.placement
+
+F_OLD = {"VCPU": 2, "MEMORY_MB": 1024, "DISK_GB": 10}
+F_NEW = {"VCPU": 4, "MEMORY_MB": 2048, "DISK_GB": 20}
+
+# Symbolic states of the table.
+SOURCE, DURING, DEST, GONE = "source", "during", "dest", "gone"
+
+
+@dataclass
+class Run:
+    cloud: object
+    kind: str  # migrate, resize, same-host, live, evacuate
+    instance: str = ""
+    migration: str = ""
+
+    @property
+    def ctx(self):
+        return self.cloud.ctx
+
+    @property
+    def dest_host(self) -> str:
+        return "a" if self.kind == "same-host" else "b"
+
+
+@dataclass(frozen=True)
+class Step:
+    name: str
+    act: Callable[[Run], None]
+    expect: str
+
+
+def _start(run: Run) -> None:
+    to = run.dest_host
+    if run.kind == "migrate":
+        m = migrate.start(run.ctx, run.instance, to_host=to)
+    elif run.kind in ("resize", "same-host"):
+        m = resize.start(run.ctx, run.instance, v.Flavor("big", F_NEW), to_host=to)
+    elif run.kind == "live":
+        m = live.start(run.ctx, run.instance, to_host=to)
+    else:
+        run.cloud.store.set_forced_down("a", True)
+        m = evacuate.start(run.ctx, run.instance, to_host=to)
+    run.migration = m.uuid
+
+
+def _migrate(run: Run) -> None:
+    resize.migrate(run.ctx, run.migration)
+
+
+def _finish(run: Run) -> None:
+    if run.kind == "evacuate":
+        evacuate.rebuild(run.ctx, run.migration)
+    else:
+        resize.finish(run.ctx, run.migration)
+
+
+def _confirm(run: Run) -> None:
+    assert resize.confirm(run.ctx, run.migration).status == "confirmed"
+
+
+def _revert(run: Run) -> None:
+    assert resize.revert(run.ctx, run.migration).status == "reverted"
+
+
+def _revert_refused(run: Run) -> None:
+    with pytest.raises(errors.AlreadyConfirmed):
+        resize.revert(run.ctx, run.migration)
+
+
+def _rollback(run: Run) -> None:
+    resize.rollback(run.ctx, run.migration, reason="test failure")
+    assert run.cloud.store.get_migration(run.migration).status == "error"
+
+
+def _complete(run: Run) -> None:
+    assert live.complete(run.ctx, run.migration).status == "done"
+
+
+def _live_fail(run: Run) -> None:
+    assert live.rollback(run.ctx, run.migration).status == "failed"
+
+
+def _live_abort(run: Run) -> None:
+    assert live.rollback(run.ctx, run.migration, abort=True).status == "cancelled"
+
+
+def _source_returns(run: Run) -> None:
+    run.cloud.store.set_forced_down("a", False)
+    done = recovery.reconcile(run.ctx, "a")
+    assert [r.new_status for r in done] == ["done"]
+
+
+def _delete(run: Run) -> None:
+    delete.delete(run.ctx, run.instance)
+    assert run.cloud.store.get_migration(run.migration).status == "error"
+
+
+START = Step("start", _start, DURING)
+MIGRATE = Step("migrate", _migrate, DURING)
+FINISH = Step("finish", _finish, DURING)
+CONFIRM = [Step("confirm", _confirm, DEST), Step("confirm again", _confirm, DEST),
+           Step("revert after confirm", _revert_refused, DEST)]
+REVERT = [Step("revert", _revert, SOURCE), Step("revert again", _revert, SOURCE)]
+ROLLBACK = [Step("rollback", _rollback, SOURCE)]
+DELETE = [Step("delete", _delete, GONE)]
+
+COLD_PHASES = [START, MIGRATE, FINISH]
+SCENARIOS: dict[str, tuple[str, list[Step]]] = {}
+for _kind in ("migrate", "resize", "same-host"):
+    SCENARIOS[f"{_kind}-confirm"] = (_kind, COLD_PHASES + CONFIRM)
+    SCENARIOS[f"{_kind}-revert"] = (_kind, COLD_PHASES + REVERT)
+    SCENARIOS[f"{_kind}-rollback"] = (_kind, [START, MIGRATE] + ROLLBACK)
+    for _n in range(1, len(COLD_PHASES) + 1):
+        SCENARIOS[f"{_kind}-delete-after-{COLD_PHASES[_n - 1].name}"] = (
+            _kind, COLD_PHASES[:_n] + DELETE)
+SCENARIOS["live-success"] = ("live", [START, Step("complete", _complete, DEST)])
+SCENARIOS["live-failure"] = ("live", [START, Step("fail", _live_fail, SOURCE)])
+SCENARIOS["live-abort"] = ("live", [START, Step("abort", _live_abort, SOURCE)])
+SCENARIOS["live-delete-while-running"] = ("live", [START] + DELETE)
+SCENARIOS["evacuate-source-returns"] = (
+    "evacuate", [START, FINISH, Step("source returns", _source_returns, DEST)])
+SCENARIOS["evacuate-rollback"] = ("evacuate", [START] + ROLLBACK)
+SCENARIOS["evacuate-delete-before-rebuild"] = ("evacuate", [START] + DELETE)
+SCENARIOS["evacuate-delete-before-source-returns"] = ("evacuate", [START, FINISH] + DELETE)
+
+
+def expected(run: Run, symbol: str, strategy: str) -> dict:
+    """{"I": {host: {rc: n}}, "M": {...}} for a symbolic state."""
+    src, dst = "a", run.dest_host
+    new = F_OLD if run.kind in ("migrate", "live", "evacuate") else F_NEW
+    if symbol == SOURCE:
+        return {"I": {src: F_OLD}, "M": {}}
+    if symbol == DEST:
+        return {"I": {dst: new}, "M": {}}
+    if symbol == GONE:
+        return {"I": {}, "M": {}}
+    if strategy == "migration" and run.kind != "evacuate":
+        return {"I": {dst: new}, "M": {src: F_OLD}}
+    if src == dst:
+        return {"I": {src: {rc: F_OLD[rc] + new[rc] for rc in F_OLD}}, "M": {}}
+    return {"I": {src: F_OLD, dst: new}, "M": {}}
+
+
+def usages_of(allocations: dict) -> dict:
+    out: dict = {"a": {}, "b": {}}
+    for held in allocations.values():
+        for host, resources in held.items():
+            for rc, n in resources.items():
+                out[host][rc] = out[host].get(rc, 0) + n
+    return out
+
+
+def snapshot(run: Run) -> dict:
+    allocations = {"I": run.cloud.allocations(run.instance),
+                   "M": run.cloud.allocations(run.migration) if run.migration else {}}
+    return {"allocations": allocations, "usages": run.cloud.usages()}
+
+
+@pytest.mark.parametrize("order", ["source-first", "dest-first"])
+@pytest.mark.parametrize("strategy", ["doubled", "migration"])
+@pytest.mark.parametrize("scenario", sorted(SCENARIOS))
+def test_move(cloud, config, scenario, strategy, order):
+    config.config(move_claim_strategy=strategy, group="placement")
+    kind, steps = SCENARIOS[scenario]
+    cloud.add_host("a")
+    cloud.add_host("b")
+    run = Run(cloud, kind)
+    run.instance = cloud.boot("a", F_OLD).uuid
+    hosts = ["a", "b"] if order == "source-first" else ["b", "a"]
+
+    def check(step_name: str, symbol: str) -> None:
+        want_alloc = expected(run, symbol, strategy)
+        want = {"allocations": want_alloc, "usages": usages_of(want_alloc)}
+        assert snapshot(run) == want, f"after {step_name}"
+        for host in hosts:
+            cloud.periodic(host)
+        assert snapshot(run) == want, f"after {step_name} and the periodic runs ({order})"
+        assert audit.check_move_invariants(cloud.backend, cloud.store, cloud.conf) == []
+
+    check("boot", SOURCE)
+    for step in steps:
+        step.act(run)
+        check(step.name, step.expect)
