@@ -1,0 +1,155 @@
+"""Operator commands over the placement backend: providers, inventory,
+allocations, usages, resource classes and traits."""
+
+from __future__ import annotations
+
+from cliff.lister import Lister
+from cliff.show import ShowOne
+
+from rtframework.placement import types as t
+
+
+def _resources(pairs: list[str]) -> dict[str, int]:
+    found = {}
+    for pair in pairs or ():
+        rc, sep, amount = pair.partition("=")
+        if not sep or not amount.isdigit():
+            raise ValueError(f"--resource wants CLASS=AMOUNT, got {pair!r}")
+        found[rc] = int(amount)
+    return found
+
+
+_PROVIDER_COLUMNS = ("UUID", "Name", "Generation", "Parent", "Root")
+
+
+def _provider_row(rp: t.ResourceProvider) -> tuple:
+    return (rp.uuid, rp.name, rp.generation, rp.parent_uuid or "", rp.root_uuid or "")
+
+
+class ProvidersList(Lister):
+    """List resource providers, optionally filtered."""
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument("--name")
+        parser.add_argument("--uuid")
+        parser.add_argument("--in-tree", metavar="UUID",
+                            help="Providers of the tree this provider belongs to.")
+        parser.add_argument("--required", action="append", default=[], metavar="TRAIT")
+        parser.add_argument("--forbidden", action="append", default=[], metavar="TRAIT")
+        parser.add_argument("--member-of", action="append", default=[], metavar="AGG[,AGG]",
+                            help="Any of these aggregates; repeat to require several.")
+        parser.add_argument("--resource", action="append", default=[], metavar="CLASS=AMOUNT",
+                            help="The provider itself has room for AMOUNT of CLASS.")
+        return parser
+
+    def take_action(self, parsed_args):
+        query = t.ProviderQuery(
+            uuid=parsed_args.uuid, name=parsed_args.name, in_tree=parsed_args.in_tree,
+            required_traits=frozenset(parsed_args.required),
+            forbidden_traits=frozenset(parsed_args.forbidden),
+            member_of=tuple(frozenset(m.split(",")) for m in parsed_args.member_of),
+            resources=_resources(parsed_args.resource),
+        )
+        providers = self.app.backend.list_providers(query)
+        return _PROVIDER_COLUMNS, [_provider_row(rp) for rp in providers]
+
+
+class ProvidersShow(ShowOne):
+    """Show one provider with its traits and aggregates."""
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument("uuid")
+        return parser
+
+    def take_action(self, parsed_args):
+        backend = self.app.backend
+        rp = backend.get_provider(parsed_args.uuid)
+        traits = backend.get_provider_traits(rp.uuid).traits
+        aggregates = backend.get_provider_aggregates(rp.uuid).aggregates
+        return (
+            _PROVIDER_COLUMNS + ("Traits", "Aggregates"),
+            _provider_row(rp) + (" ".join(sorted(traits)), " ".join(sorted(aggregates))),
+        )
+
+
+class InventoryShow(Lister):
+    """Show a provider's inventory with current usage."""
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument("uuid")
+        return parser
+
+    def take_action(self, parsed_args):
+        backend = self.app.backend
+        invs = backend.get_inventories(parsed_args.uuid)
+        used = backend.get_provider_usages(parsed_args.uuid)
+        columns = ("Resource class", "Total", "Reserved", "Min unit", "Max unit", "Step size",
+                   "Allocation ratio", "Capacity", "Used")
+        rows = [
+            (rc, inv.total, inv.reserved, inv.min_unit, inv.max_unit, inv.step_size,
+             inv.allocation_ratio, inv.capacity, used.get(rc, 0))
+            for rc, inv in sorted(invs.inventories.items())
+        ]
+        return columns, rows
+
+
+class AllocationsShow(Lister):
+    """Show what a consumer holds, per provider and class."""
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument("consumer")
+        return parser
+
+    def take_action(self, parsed_args):
+        got = self.app.backend.get_consumer_allocations(parsed_args.consumer)
+        rows = [
+            (provider, rc, amount, got.generation, got.project_id, got.user_id)
+            for provider, resources in sorted(got.allocations.items())
+            for rc, amount in sorted(resources.items())
+        ]
+        return ("Provider", "Resource class", "Amount", "Consumer generation", "Project",
+                "User"), rows
+
+
+class Usages(Lister):
+    """Usage of one provider, or of a project (and user) with --project."""
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument("provider", nargs="?", metavar="PROVIDER")
+        parser.add_argument("--project")
+        parser.add_argument("--user")
+        return parser
+
+    def take_action(self, parsed_args):
+        backend = self.app.backend
+        if (parsed_args.provider is None) == (parsed_args.project is None):
+            raise ValueError("give either a PROVIDER uuid or --project")
+        if parsed_args.project is not None:
+            used = backend.get_project_usages(parsed_args.project, parsed_args.user)
+        else:
+            used = backend.get_provider_usages(parsed_args.provider)
+        return ("Resource class", "Used"), sorted(used.items())
+
+
+class ResourceClassesList(Lister):
+    """List standard and custom resource classes."""
+
+    def take_action(self, parsed_args):
+        return ("Name",), [(name,) for name in self.app.backend.list_resource_classes()]
+
+
+class TraitsList(Lister):
+    """List standard and custom traits."""
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument("--prefix")
+        return parser
+
+    def take_action(self, parsed_args):
+        return ("Name",), [(name,) for name in self.app.backend.list_traits(parsed_args.prefix)]
