@@ -83,7 +83,9 @@ class RtfApp(App):
         # Allocation changes are logged at INFO by the library; keep the
         # console quiet unless -v is given.
         if self.options.verbose_level <= 1:
-            logging.getLogger("rtframework").setLevel(logging.WARNING)
+            # alembic reports every migration step at INFO as well.
+            for name in ("rtframework", "alembic"):
+                logging.getLogger(name).setLevel(logging.WARNING)
 
 
 def main(argv: list[str] | None = None) -> int:
