@@ -170,6 +170,12 @@ class ComputeStore:
             )
         return _instance(live[0])
 
+    def purge_instance(self, uuid: str) -> None:
+        """Forget an instance record entirely: only for a boot that never
+        claimed anything (instances that existed are marked DELETED)."""
+        with db.transaction(self.engine) as conn:
+            conn.execute(models.instances.delete().where(models.instances.c.uuid == uuid))
+
     def instance_flavor(self, uuid: str) -> Flavor:
         """The flavor an instance currently claims."""
         return self.get_instance(uuid).flavor
@@ -284,6 +290,7 @@ class ComputeStore:
         host: str | None = None,
         statuses: Iterable[str] | None = None,
         uuids: Iterable[str] | None = None,
+        instance_uuids: Iterable[str] | None = None,
     ) -> list[Migration]:
         """Migrations, oldest first; ``host`` matches source or destination."""
         table = models.migrations
@@ -296,6 +303,8 @@ class ComputeStore:
             query = query.where(table.c.status.in_(list(statuses)))
         if uuids is not None:
             query = query.where(table.c.uuid.in_(list(uuids)))
+        if instance_uuids is not None:
+            query = query.where(table.c.instance_uuid.in_(list(instance_uuids)))
         with db.read(self.engine) as conn:
             return [_migration(r) for r in conn.execute(query).mappings()]
 
