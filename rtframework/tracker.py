@@ -684,8 +684,14 @@ class ResourceTracker:
         free = ", ".join(
             f"{rc} {int(inv.capacity) - usages.get(rc, 0)} free of {int(inv.capacity)}"
             for rc, inv in sorted(inventories.items()))
+        limits = [f"{rc}={amount} exceeds max_unit {inventories[rc].max_unit}"
+                  for rc, amount in sorted(resources.items())
+                  if rc in inventories and amount > inventories[rc].max_unit]
+        limits += [f"no {rc} on the root provider" for rc in sorted(resources)
+                   if rc not in inventories]
+        why = "; ".join(limits) + "; " if limits else ""
         return (f"node {nodename} of host {self.host} cannot hold {format_resources(resources)}"
-                f" (root provider: {free})")
+                f" ({why}root provider: {free})")
 
 
 def _removal(held: t.ConsumerAllocations) -> t.AllocationWrite:
