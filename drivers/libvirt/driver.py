@@ -1,0 +1,209 @@
+"""LibvirtDriver: one node per libvirt connection, sized from the host."""
+
+from __future__ import annotations
+
+import logging
+import os
+import uuid as uuidlib
+from typing import Any
+
+from oslo_config import cfg
+
+from rtframework.driver import ComputeDriver, DriverError, InstanceSpec
+from rtframework.provider_tree import ProviderTree
+from rtframework_drivers.libvirt import conf as libvirt_conf
+from rtframework_drivers.libvirt import host
+from rtframework_drivers.libvirt.domain import DomainSpec, build_domain_xml
+
+LOG = logging.getLogger(__name__)
+
+MISSING_BINDING = (
+    "the libvirt driver needs libvirt-python: pip install 'rtframework[libvirt]'")
+
+# Fixed namespace: one host and hypervisor hostname give one node uuid on
+# every restart. The SMBIOS uuid in the capabilities is not used because
+# cheap boards ship duplicated or all-zero ones.
+_NAMESPACE = uuidlib.UUID("3c0b6f52-0d55-4d1e-9b0f-2f3e1f6c8a41")
+
+
+def _silence(_ctx: Any, _err: Any) -> None:
+    """libvirt's default handler prints every error to stderr; ours are
+    raised as DriverError instead."""
+
+
+class LibvirtDriver(ComputeDriver):
+    """Reports the host's VCPU/PCPU/MEMORY_MB/DISK_GB and runs domains."""
+
+    def __init__(self, conf: cfg.ConfigOpts, host_name: str) -> None:
+        super().__init__(conf, host_name)
+        self._libvirt: Any = None
+        self._conn: Any = None
+        self._caps: host.HostCapabilities | None = None
+        self._virt_type = ""
+        self._compute_traits: set[str] = set()
+
+    @classmethod
+    def register_opts(cls, conf: cfg.ConfigOpts) -> None:
+        libvirt_conf.register_opts(conf)
+
+    @property
+    def _opts(self):
+        return self.conf.libvirt
+
+    @property
+    def uri(self) -> str:
+        return self._opts.connection_uri
+
+    # -- connection ------------------------------------------------------
+    def init_host(self) -> None:
+        try:
+            import libvirt
+        except ImportError:
+            raise DriverError(MISSING_BINDING) from None
+        libvirt.registerErrorHandler(_silence, None)
+        self._libvirt = libvirt
+        try:
+            self._conn = libvirt.open(self.uri)
+        except libvirt.libvirtError as exc:
+            raise DriverError(
+                f"cannot connect to libvirt at {self.uri}: {exc.get_error_message()}") from None
+        self._caps = host.parse_capabilities(self._call("getCapabilities"))
+        self._virt_type = host.choose_virt_type(self._caps, self._opts.virt_type, self.uri)
+        self._compute_traits = {"COMPUTE_NODE"} | self._domain_capability_traits()
+        try:
+            os.makedirs(self._opts.instances_path, exist_ok=True)
+        except OSError as exc:
+            raise DriverError(f"[libvirt] instances_path {self._opts.instances_path}: "
+                              f"{exc.strerror}") from None
+        LOG.info("connected to %s: %s host, %s guests", self.uri, self._caps.arch, self._virt_type)
+
+    def cleanup_host(self) -> None:
+        if self._conn is not None:
+            try:
+                self._conn.close()
+            except self._libvirt.libvirtError as exc:
+                LOG.warning("closing %s: %s", self.uri, exc.get_error_message())
+            self._conn = None
+
+    def _connection(self) -> Any:
+        if self._conn is None:
+            self.init_host()
+        return self._conn
+
+    def _call(self, method: str, *args: Any) -> Any:
+        conn = self._connection()  # outside the try: init_host raises DriverError itself
+        try:
+            return getattr(conn, method)(*args)
+        except self._libvirt.libvirtError as exc:
+            raise DriverError(
+                f"libvirt {method} on {self.uri}: {exc.get_error_message()}") from None
+
+    def _domain_capability_traits(self) -> set[str]:
+        assert self._caps is not None
+        try:
+            xml = self._conn.getDomainCapabilities(None, self._caps.guest_arch, None,
+                                                   self._virt_type)
+        except self._libvirt.libvirtError as exc:
+            # The test driver and old hypervisors cannot say: claim nothing.
+            LOG.debug("no domain capabilities from %s: %s", self.uri, exc.get_error_message())
+            return set()
+        return host.domain_capability_traits(xml)
+
+    # -- reporting -------------------------------------------------------
+    def get_available_nodes(self) -> list[str]:
+        return [self._call("getHostname")]
+
+    def get_node_uuid(self, nodename: str) -> str:
+        return str(uuidlib.uuid5(_NAMESPACE, f"{self.host}/{nodename}"))
+
+    def _check_node(self, nodename: str) -> None:
+        if nodename not in self.get_available_nodes():
+            raise DriverError(f"host {self.host!r} (libvirt {self.uri}) has no node {nodename!r}")
+
+    def update_provider_tree(self, tree: ProviderTree, nodename: str) -> None:
+        self._check_node(nodename)
+        assert self._caps is not None
+        # getInfo: [arch, memory MiB, online CPUs, MHz, NUMA nodes, sockets, cores, threads]
+        info = self._call("getInfo")
+        _, online_map, _ = self._call("getCPUMap")
+        online = frozenset(i for i, up in enumerate(online_map) if up)
+        cpus = host.split_cpus(online, info[2], self._opts.cpu_shared_set,
+                               self._opts.cpu_dedicated_set, nodename)
+        root = tree.find_by_name(nodename).uuid
+        tree.update_inventory(root, host.inventories([
+            ("VCPU", cpus.vcpu),
+            ("PCPU", cpus.pcpu),
+            ("MEMORY_MB", info[1]),
+            ("DISK_GB", host.disk_gb(self._opts.instances_path)),
+        ]))
+        tree.update_traits(root, host.capability_traits(self._caps) | self._compute_traits)
+
+    # -- instances -------------------------------------------------------
+    def list_instances(self) -> list[str]:
+        return [dom.UUIDString() for dom in self._call("listAllDomains")]
+
+    def _lookup(self, uuid: str) -> Any:
+        conn = self._connection()
+        try:
+            return conn.lookupByUUIDString(uuid)
+        except self._libvirt.libvirtError as exc:
+            if exc.get_error_code() == self._libvirt.VIR_ERR_NO_DOMAIN:
+                return None
+            raise DriverError(f"libvirt lookup of {uuid} on {self.uri}: "
+                              f"{exc.get_error_message()}") from None
+
+    def _domain_spec(self, instance: InstanceSpec) -> DomainSpec:
+        vcpu = int(instance.resources.get("VCPU", 0))
+        pcpu = int(instance.resources.get("PCPU", 0))
+        memory_mb = int(instance.resources.get("MEMORY_MB", 0))
+        if vcpu + pcpu <= 0 or memory_mb <= 0:
+            raise DriverError(
+                f"instance {instance.uuid} needs VCPU or PCPU and MEMORY_MB to run; "
+                f"flavor {instance.flavor_name!r} asks for {dict(instance.resources)}")
+        # Keep floating guests off dedicated CPUs and pinned guests off shared ones.
+        cpuset: frozenset[int] = frozenset()
+        if vcpu and self._opts.cpu_shared_set:
+            cpuset |= self._opts.cpu_shared_set
+        if pcpu and self._opts.cpu_dedicated_set:
+            cpuset |= self._opts.cpu_dedicated_set
+        assert self._caps is not None
+        return DomainSpec(uuid=instance.uuid, name=instance.name or instance.uuid,
+                          virt_type=self._virt_type, arch=self._caps.guest_arch,
+                          vcpus=vcpu + pcpu, memory_mb=memory_mb, cpuset=cpuset,
+                          flavor_name=instance.flavor_name)
+
+    def spawn(self, instance: InstanceSpec) -> None:
+        self._check_node(instance.node)
+        spec = self._domain_spec(instance)
+        if self._lookup(instance.uuid) is not None:
+            raise DriverError(f"instance {instance.uuid} already has a domain on {self.uri}")
+        libvirt = self._libvirt
+        try:
+            domain = self._conn.defineXML(build_domain_xml(spec))
+        except libvirt.libvirtError as exc:
+            raise DriverError(f"defining domain {spec.name!r} for instance {instance.uuid} on "
+                              f"{self.uri}: {exc.get_error_message()}") from None
+        try:
+            domain.create()
+        except libvirt.libvirtError as exc:
+            domain.undefine()  # a failed boot leaves nothing behind
+            raise DriverError(f"starting domain {spec.name!r} for instance {instance.uuid} on "
+                              f"{self.uri}: {exc.get_error_message()}") from None
+        LOG.info("spawned domain %s for instance %s on node %s: %d vCPU, %d MiB",
+                 spec.name, instance.uuid, instance.node, spec.vcpus, spec.memory_mb)
+
+    def destroy(self, instance: InstanceSpec) -> None:
+        domain = self._lookup(instance.uuid)
+        if domain is None:
+            return
+        libvirt = self._libvirt
+        try:
+            if domain.isActive():
+                domain.destroy()
+            domain.undefine()
+        except libvirt.libvirtError as exc:
+            if exc.get_error_code() == libvirt.VIR_ERR_NO_DOMAIN:
+                return  # removed by someone else meanwhile: the goal is reached
+            raise DriverError(f"destroying domain of instance {instance.uuid} on {self.uri}: "
+                              f"{exc.get_error_message()}") from None
+        LOG.info("destroyed domain of instance %s on node %s", instance.uuid, instance.node)
