@@ -1,9 +1,10 @@
-"""A small cloud for move tests: hosts, instances, snapshots of placement.
+"""A small cloud for move tests: fake-driver hosts, each with its tracker.
 
 The placement backend is the one RTF_TEST_BACKEND selects (the same
 ``backend`` fixture as the contract suite), so these tests also run
-against a real OpenStack Placement. Names and uuids are fresh per test
-because such a service outlives the test.
+against a real OpenStack Placement. Such a service outlives the test, so
+host names (and with them node names and provider uuids) are fresh per
+test; tests speak of hosts by label ("a", "b") and the cloud maps them.
 """
 
 from __future__ import annotations
@@ -15,58 +16,67 @@ import pytest
 from rtframework.compute import values as v
 from rtframework.compute.store import ComputeStore
 from rtframework.moves.common import MoveContext
-from rtframework.placement import types as t
+from rtframework.tracker import ResourceTracker
+from rtframework_drivers.fake.driver import FakeDriver
 from tests.functional.placement.conftest import backend, sql_backend  # noqa: F401
 
 PROJECT, USER = "proj", "user"
 
 
 class Cloud:
-    """Hosts with one node each, reported to placement and the records."""
+    """Hosts with one fake node each, reported by their own tracker."""
 
     def __init__(self, conf, backend, store):  # noqa: F811 - the fixture's value
         self.conf = conf
         self.backend = backend
         self.store = store
         self.suffix = uuid.uuid4().hex[:8]
-        self.roots: dict[str, str] = {}  # host -> root provider uuid
-        self.ctx = MoveContext(conf, backend, store)
+        self.trackers: dict[str, ResourceTracker] = {}  # label -> tracker
+        self.ctx = MoveContext(conf, backend, store, drivers={})
 
-    def add_host(self, host: str, vcpus: int = 8, memory_mb: int = 8192, disk_gb: int = 100):
-        rp = self.backend.create_provider(f"{host}-{self.suffix}")
-        self.backend.set_inventories(rp.uuid, rp.generation, {
-            "VCPU": t.Inventory(total=vcpus),
-            "MEMORY_MB": t.Inventory(total=memory_mb),
-            "DISK_GB": t.Inventory(total=disk_gb),
-        })
-        self.store.record_compute_node(rp.uuid, host, host, "fake")
-        self.store.heartbeat(host)
-        self.roots[host] = rp.uuid
-        return rp.uuid
+    def host(self, label: str) -> str:
+        return f"{label}-{self.suffix}"
 
-    def boot(self, host: str, resources: dict[str, int], name: str = "vm") -> v.Instance:
-        instance = self.store.create_instance(
-            name, v.Flavor("f", resources), project_id=PROJECT, user_id=USER,
-            host=host, node=host, vm_state=v.ACTIVE)
-        self.backend.put_allocations(instance.uuid, {self.roots[host]: resources},
-                                     project_id=PROJECT, user_id=USER, consumer_generation=None)
-        return instance
+    def label(self, host: str | None) -> str | None:
+        return None if host is None else host.rsplit("-", 1)[0]
 
-    def periodic(self, host: str) -> None:
+    def root(self, label: str) -> str:
+        return self.trackers[label].node_root_uuid(self.host(label))
+
+    def add_host(self, label: str) -> ResourceTracker:
+        host = self.host(label)
+        tracker = ResourceTracker(self.conf, host, FakeDriver(self.conf, host), self.backend,
+                                  self.store)
+        tracker.update_available_resource()
+        self.trackers[label] = tracker
+        self.ctx.drivers[host] = tracker.driver
+        return tracker
+
+    def boot(self, label: str, resources: dict[str, int], name: str = "vm") -> v.Instance:
+        return self.trackers[label].boot(name, v.Flavor("f", resources),
+                                         project_id=PROJECT, user_id=USER)
+
+    def periodic(self, label: str) -> None:
         """The host's periodic resource update (its heal included)."""
+        self.trackers[label].update_available_resource()
 
     def usages(self) -> dict[str, dict[str, int]]:
-        """host -> class -> amount used, without zeros."""
-        out = {}
-        for host, root in self.roots.items():
-            out[host] = {rc: n for rc, n in self.backend.get_provider_usages(root).items() if n}
-        return out
+        """host label -> class -> amount used, without zeros."""
+        return {
+            label: {rc: n for rc, n in self.backend.get_provider_usages(self.root(label)).items()
+                    if n}
+            for label in self.trackers
+        }
 
     def allocations(self, consumer: str) -> dict[str, dict[str, int]]:
-        """host -> class -> amount a consumer holds."""
-        by_root = {r: h for h, r in self.roots.items()}
+        """host label -> class -> amount a consumer holds."""
+        by_root = {self.root(label): label for label in self.trackers}
         held = self.backend.get_consumer_allocations(consumer).allocations
         return {by_root.get(p, p): dict(res) for p, res in held.items()}
+
+    def running(self, label: str) -> set[str]:
+        """Instances the host's hypervisor runs."""
+        return set(self.trackers[label].driver.list_instances())
 
 
 @pytest.fixture
@@ -79,4 +89,7 @@ def store(conf, config, database_url):
 
 @pytest.fixture
 def cloud(conf, config, backend, store):  # noqa: F811
+    FakeDriver.register_opts(conf)
+    config.config(vcpus=8, memory_mb=8192, disk_gb=100, group="fake_driver")
+    config.config(reserved_host_memory_mb=0)
     return Cloud(conf, backend, store)

@@ -13,6 +13,10 @@ pytestmark = pytest.mark.placement
 F = {"VCPU": 2, "MEMORY_MB": 1024, "DISK_GB": 10}
 
 
+def reconcile(cloud, label):
+    return recovery.reconcile(cloud.ctx, cloud.host(label))
+
+
 @pytest.fixture(params=["doubled", "migration"])
 def two_hosts(request, cloud, config):
     config.config(move_claim_strategy=request.param, group="placement")
@@ -23,7 +27,7 @@ def two_hosts(request, cloud, config):
 
 def _crash_at(cloud, status):
     vm = cloud.boot("a", F)
-    mig = migrate.start(cloud.ctx, vm.uuid, to_host="b")
+    mig = migrate.start(cloud.ctx, vm.uuid, to_host=cloud.host("b"))
     if status != "pre-migrating":
         mig = resize.migrate(cloud.ctx, mig.uuid)
     if status in ("finished", "confirming", "reverting"):
@@ -38,28 +42,28 @@ def _crash_at(cloud, status):
 @pytest.mark.parametrize("host", ["a", "b"])
 def test_unfinished_cold_move_rolls_back_to_the_source(two_hosts, status, host):
     vm, mig = _crash_at(two_hosts, status)
-    done = recovery.reconcile(two_hosts.ctx, host)
+    done = reconcile(two_hosts, host)
     assert [(r.old_status, r.new_status) for r in done] == [(status, "error")]
     assert two_hosts.usages() == {"a": F, "b": {}}
     assert two_hosts.allocations(mig.uuid) == {}
     instance = two_hosts.store.get_instance(vm.uuid)
-    assert (instance.host, instance.task_state) == ("a", None)
+    assert (instance.host, instance.task_state) == (two_hosts.host("a"), None)
     # The other host of the move finds nothing left to do.
-    assert recovery.reconcile(two_hosts.ctx, "b" if host == "a" else "a") == []
+    assert reconcile(two_hosts, "b" if host == "a" else "a") == []
 
 
 def test_verify_resize_is_left_for_the_user(two_hosts):
     vm, mig = _crash_at(two_hosts, "finished")
     before = (two_hosts.allocations(vm.uuid), two_hosts.allocations(mig.uuid))
-    assert recovery.reconcile(two_hosts.ctx, "a") == []
-    assert recovery.reconcile(two_hosts.ctx, "b") == []
+    assert reconcile(two_hosts, "a") == []
+    assert reconcile(two_hosts, "b") == []
     assert (two_hosts.allocations(vm.uuid), two_hosts.allocations(mig.uuid)) == before
     assert two_hosts.store.get_migration(mig.uuid).status == "finished"
 
 
 def test_interrupted_confirm_is_finished(two_hosts):
     vm, mig = _crash_at(two_hosts, "confirming")
-    done = recovery.reconcile(two_hosts.ctx, "b")
+    done = reconcile(two_hosts, "b")
     assert [r.new_status for r in done] == ["confirmed"]
     assert two_hosts.usages() == {"a": {}, "b": F}
     assert two_hosts.store.get_instance(vm.uuid).vm_state == v.ACTIVE
@@ -67,41 +71,42 @@ def test_interrupted_confirm_is_finished(two_hosts):
 
 def test_interrupted_revert_is_finished(two_hosts):
     vm, mig = _crash_at(two_hosts, "reverting")
-    done = recovery.reconcile(two_hosts.ctx, "a")
+    done = reconcile(two_hosts, "a")
     assert [r.new_status for r in done] == ["reverted"]
     assert two_hosts.usages() == {"a": F, "b": {}}
     instance = two_hosts.store.get_instance(vm.uuid)
-    assert (instance.host, instance.vm_state) == ("a", v.ACTIVE)
+    assert (instance.host, instance.vm_state) == (two_hosts.host("a"), v.ACTIVE)
 
 
 def test_running_live_migration_rolls_back(two_hosts):
     vm = two_hosts.boot("a", F)
-    mig = live.start(two_hosts.ctx, vm.uuid, to_host="b")
-    assert [r.new_status for r in recovery.reconcile(two_hosts.ctx, "b")] == ["failed"]
+    mig = live.start(two_hosts.ctx, vm.uuid, to_host=two_hosts.host("b"))
+    assert [r.new_status for r in reconcile(two_hosts, "b")] == ["failed"]
     assert two_hosts.usages() == {"a": F, "b": {}}
     assert two_hosts.allocations(mig.uuid) == {}
 
 
 def test_live_migration_whose_guest_switched_is_completed(two_hosts):
     vm = two_hosts.boot("a", F)
-    mig = live.start(two_hosts.ctx, vm.uuid, to_host="b")
+    mig = live.start(two_hosts.ctx, vm.uuid, to_host=two_hosts.host("b"))
     # Crash after the instance record moved, before the source half went.
-    two_hosts.store.update_instance(vm.uuid, host="b", node="b", task_state=None)
-    assert [r.new_status for r in recovery.reconcile(two_hosts.ctx, "a")] == ["done"]
+    two_hosts.store.update_instance(vm.uuid, host=two_hosts.host("b"), node=two_hosts.host("b"),
+                                    task_state=None)
+    assert [r.new_status for r in reconcile(two_hosts, "a")] == ["done"]
     assert two_hosts.usages() == {"a": {}, "b": F}
     assert two_hosts.allocations(mig.uuid) == {}
 
 
 def test_only_the_evacuated_source_removes_its_half(two_hosts):
     vm = two_hosts.boot("a", F)
-    two_hosts.store.set_forced_down("a", True)
-    mig = evacuate.evacuate(two_hosts.ctx, vm.uuid, to_host="b")
+    two_hosts.store.set_forced_down(two_hosts.host("a"), True)
+    mig = evacuate.evacuate(two_hosts.ctx, vm.uuid, to_host=two_hosts.host("b"))
     assert two_hosts.allocations(vm.uuid) == {"a": F, "b": F}
     # The destination does not own the source half: it leaves it.
-    assert recovery.reconcile(two_hosts.ctx, "b") == []
+    assert reconcile(two_hosts, "b") == []
     assert two_hosts.allocations(vm.uuid) == {"a": F, "b": F}
-    two_hosts.store.set_forced_down("a", False)
-    done = recovery.reconcile(two_hosts.ctx, "a")
+    two_hosts.store.set_forced_down(two_hosts.host("a"), False)
+    done = reconcile(two_hosts, "a")
     assert [(r.migration_uuid, r.new_status) for r in done] == [(mig.uuid, "done")]
     assert two_hosts.usages() == {"a": {}, "b": F}
     assert audit.check_move_invariants(two_hosts.backend, two_hosts.store, two_hosts.conf) == []
@@ -109,9 +114,9 @@ def test_only_the_evacuated_source_removes_its_half(two_hosts):
 
 def test_interrupted_evacuation_rolls_back_when_the_source_returns(two_hosts):
     vm = two_hosts.boot("a", F)
-    two_hosts.store.set_forced_down("a", True)
-    evacuate.start(two_hosts.ctx, vm.uuid, to_host="b")
-    two_hosts.store.set_forced_down("a", False)
-    assert [r.new_status for r in recovery.reconcile(two_hosts.ctx, "a")] == ["error"]
+    two_hosts.store.set_forced_down(two_hosts.host("a"), True)
+    evacuate.start(two_hosts.ctx, vm.uuid, to_host=two_hosts.host("b"))
+    two_hosts.store.set_forced_down(two_hosts.host("a"), False)
+    assert [r.new_status for r in reconcile(two_hosts, "a")] == ["error"]
     assert two_hosts.usages() == {"a": F, "b": {}}
-    assert two_hosts.store.get_instance(vm.uuid).host == "a"
+    assert two_hosts.store.get_instance(vm.uuid).host == two_hosts.host("a")

@@ -10,8 +10,8 @@ def test_migrate_then_confirm(cloud, config):
     cloud.add_host("a")
     cloud.add_host("b")
     vm = cloud.boot("a", F)
-    mig = migrate.migrate(cloud.ctx, vm.uuid, to_host="b")
-    assert mig.status == "finished" and mig.dest_host == "b"
+    mig = migrate.migrate(cloud.ctx, vm.uuid, to_host=cloud.host("b"))
+    assert mig.status == "finished" and mig.dest_host == cloud.host("b")
     assert cloud.allocations(mig.uuid) == {"a": F}
     assert cloud.allocations(vm.uuid) == {"b": F}
     resize.confirm(cloud.ctx, mig.uuid)
