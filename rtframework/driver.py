@@ -11,7 +11,7 @@ that registers a subclass of :class:`ComputeDriver` there.
 from __future__ import annotations
 
 import abc
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from oslo_config import cfg
@@ -44,9 +44,20 @@ class InstanceSpec:
 class ComputeDriver(abc.ABC):
     """One hypervisor (or bare-metal conductor) on one host."""
 
+    #: Uuids of the instances the framework records on this host, as last
+    #: given by :meth:`set_known_instances`; None until someone does.
+    known_instances: frozenset[str] | None = None
+
     def __init__(self, conf: cfg.ConfigOpts, host: str) -> None:
         self.conf = conf
         self.host = host
+
+    def set_known_instances(self, uuids: Iterable[str]) -> None:
+        """Tell the driver which instances the framework has on this host,
+        before a periodic ``update_provider_tree``. A driver whose nodes can
+        be taken by something the framework did not start (bare metal)
+        reserves such nodes; other drivers can ignore it."""
+        self.known_instances = frozenset(uuids)
 
     @classmethod
     def register_opts(cls, conf: cfg.ConfigOpts) -> None:  # noqa: B027 - optional
