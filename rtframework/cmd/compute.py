@@ -1,0 +1,115 @@
+"""``rtf compute run|update`` (a host's agent) and ``rtf compute-nodes list``."""
+
+from __future__ import annotations
+
+import logging
+import signal
+import threading
+import time
+
+from cliff.command import Command
+from cliff.lister import Lister
+
+from rtframework.driver import load_driver
+from rtframework.tracker import ResourceTracker
+
+LOG = logging.getLogger(__name__)
+
+
+def tracker_for(app, host: str | None = None) -> ResourceTracker:
+    """A tracker of ``host`` (default: [DEFAULT] host) with the configured driver."""
+    conf = app.conf
+    host = host or conf.host
+    driver = load_driver(conf, host)
+    driver.init_host()
+    return ResourceTracker(conf, host, driver, app.backend, app.compute)
+
+
+def _add_host(parser):
+    parser.add_argument("--host", help="Act as this compute host (default: [DEFAULT] host).")
+    return parser
+
+
+_REPORT_COLUMNS = ("Node", "UUID", "Created", "Updated", "Removed", "Kept", "Healed",
+                   "Findings", "Errors")
+
+
+def _report_rows(reports):
+    return [(r.nodename, r.uuid, ", ".join(r.created), ", ".join(r.updated),
+             ", ".join(r.removed), ", ".join(r.kept), ", ".join(r.healed),
+             "; ".join(r.findings), "; ".join(r.errors)) for r in reports]
+
+
+class ComputeUpdate(Lister):
+    """Run one periodic resource update of a host and show what it did."""
+
+    def get_parser(self, prog_name):
+        return _add_host(super().get_parser(prog_name))
+
+    def take_action(self, parsed_args):
+        tracker = tracker_for(self.app, parsed_args.host)
+        reports = tracker.update_available_resource()
+        LOG.info("placement calls: %d reads, %d writes", tracker.stats.reads,
+                 tracker.stats.writes)
+        return _REPORT_COLUMNS, _report_rows(reports)
+
+
+class ComputeRun(Command):
+    """Run a host's agent: a resource update every update_resources_interval
+    seconds until SIGTERM or SIGINT."""
+
+    def get_parser(self, prog_name):
+        parser = _add_host(super().get_parser(prog_name))
+        parser.add_argument("--once", action="store_true", help="One update, then exit.")
+        return parser
+
+    def take_action(self, parsed_args):
+        tracker = tracker_for(self.app, parsed_args.host)
+        if parsed_args.once:
+            tracker.update_available_resource()
+            return 0
+        stop = threading.Event()
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(signum, lambda *_: stop.set())
+        conf = self.app.conf
+        interval = conf.update_resources_interval
+        # Heartbeat well within service_down_time even when updates are
+        # rarer, or other hosts would take this one for dead (and evacuate).
+        beat = min(interval, max(1.0, conf.service_down_time / 3))
+        LOG.warning("compute agent of host %s: update every %ss, heartbeat every %ss",
+                    tracker.host, interval, beat)
+        next_update = time.monotonic()
+        while not stop.is_set():
+            try:
+                if time.monotonic() >= next_update:
+                    next_update = time.monotonic() + interval
+                    tracker.update_available_resource()
+                else:
+                    tracker.compute.heartbeat(tracker.host)
+            except Exception:  # the agent outlives one failed pass
+                LOG.exception("resource update of host %s failed; retrying", tracker.host)
+            stop.wait(beat)
+        tracker.driver.cleanup_host()
+        LOG.warning("compute agent of host %s stopped", tracker.host)
+        return 0
+
+
+class ComputeNodesList(Lister):
+    """List the compute nodes hosts have reported."""
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument("--host", help="Only this host's nodes.")
+        return parser
+
+    def take_action(self, parsed_args):
+        nodes = self.app.compute.list_compute_nodes(host=parsed_args.host)
+        services = {s.host: s for s in self.app.compute.list_services()}
+        down_after = self.app.conf.service_down_time
+        rows = []
+        for node in nodes:
+            up = self.app.compute.is_host_up(node.host, down_after) if node.host in services \
+                else False
+            rows.append((node.uuid, node.host, node.nodename, node.driver,
+                         node.updated_at.isoformat(timespec="seconds"), "up" if up else "down"))
+        return ("UUID", "Host", "Node", "Driver", "Updated", "State"), rows
