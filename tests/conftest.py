@@ -13,6 +13,7 @@ from oslo_config import fixture as config_fixture
 
 from rtframework import conf as rtconf
 from tests.fixtures import databases
+from tests.fixtures.placement_server import http_backend, placement_server  # noqa: F401
 
 
 def pytest_report_header(config):

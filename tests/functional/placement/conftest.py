@@ -13,7 +13,6 @@ import uuid
 import pytest
 
 from rtframework.placement import types as t
-from tests.fixtures.placement_server import http_backend, placement_server  # noqa: F401
 
 
 @pytest.fixture
