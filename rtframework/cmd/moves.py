@@ -1,0 +1,154 @@
+"""``rtf migrate|resize|live-migrate|evacuate|confirm|revert`` and ``rtf migrations list``.
+
+These commands act on the records and on placement; the hosts' agents
+(``rtf compute run``) start and stop the guests. A refused move prints
+one line and exits non-zero with nothing changed.
+"""
+
+from __future__ import annotations
+
+from cliff.lister import Lister
+from cliff.show import ShowOne
+
+from rtframework.cmd.instances import parse_resources
+from rtframework.compute import values as cv
+from rtframework.moves import evacuate, live, migrate, resize
+from rtframework.moves.common import MoveContext
+
+_COLUMNS = ("UUID", "Instance", "Type", "Status", "Source host", "Source node", "Dest host",
+            "Dest node", "Old flavor", "New flavor", "Claim strategy", "Updated")
+
+
+def _flavor(flavor: cv.Flavor) -> str:
+    resources = ",".join(f"{rc}={n}" for rc, n in sorted(flavor.resources.items()))
+    return f"{flavor.name} ({resources})"
+
+
+def migration_row(m: cv.Migration) -> tuple:
+    return (m.uuid, m.instance_uuid, m.migration_type, m.status, m.source_host or "",
+            m.source_node or "", m.dest_host or "", m.dest_node or "", _flavor(m.old_flavor),
+            _flavor(m.new_flavor), m.claim_strategy,
+            m.updated_at.isoformat(timespec="seconds"))
+
+
+class _MoveCommand(ShowOne):
+    def context(self) -> MoveContext:
+        return MoveContext(self.app.conf, self.app.backend, self.app.compute)
+
+    def show(self, migration: cv.Migration):
+        return _COLUMNS, migration_row(migration)
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument("instance", metavar="INSTANCE", help="Instance uuid or unique name.")
+        parser.add_argument("--to", metavar="HOST", dest="to_host",
+                            help="Destination host (default: the scheduler chooses).")
+        return parser
+
+
+class Migrate(_MoveCommand):
+    """Cold-migrate an instance to another host; then confirm or revert."""
+
+    def take_action(self, parsed_args):
+        return self.show(migrate.migrate(self.context(), parsed_args.instance,
+                                         to_host=parsed_args.to_host))
+
+
+class Resize(_MoveCommand):
+    """Resize an instance to a new flavor (the same host is allowed); then
+    confirm or revert."""
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument("--flavor", required=True, metavar="CLASS=AMOUNT[,...]",
+                            help="The new flavor's resources, e.g. VCPU=2,MEMORY_MB=1024,"
+                            "DISK_GB=10.")
+        parser.add_argument("--flavor-name", help="Default: made from the resources.")
+        return parser
+
+    def take_action(self, parsed_args):
+        resources = parse_resources(parsed_args.flavor)
+        if not resources:
+            raise ValueError("--flavor names no resources")
+        name = parsed_args.flavor_name or "-".join(
+            f"{rc.lower()}{n}" for rc, n in sorted(resources.items()))
+        return self.show(resize.run(self.context(), parsed_args.instance,
+                                    cv.Flavor(name, resources), to_host=parsed_args.to_host))
+
+
+class LiveMigrate(_MoveCommand):
+    """Live-migrate an instance; --abort or --fail end it with a rollback
+    instead (the guest stays on its source), to show what that leaves."""
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        ending = parser.add_mutually_exclusive_group()
+        ending.add_argument("--abort", action="store_true",
+                            help="Abort it while it runs (status cancelled).")
+        ending.add_argument("--fail", action="store_true",
+                            help="Let it fail while it runs (status failed).")
+        return parser
+
+    def take_action(self, parsed_args):
+        ctx = self.context()
+        started = live.start(ctx, parsed_args.instance, to_host=parsed_args.to_host)
+        if parsed_args.abort or parsed_args.fail:
+            return self.show(live.rollback(ctx, started.uuid, abort=parsed_args.abort))
+        return self.show(live.complete(ctx, started.uuid))
+
+
+class Evacuate(_MoveCommand):
+    """Rebuild an instance of a down host elsewhere; the source removes its
+    half when it comes back."""
+
+    def take_action(self, parsed_args):
+        return self.show(evacuate.evacuate(self.context(), parsed_args.instance,
+                                           to_host=parsed_args.to_host))
+
+
+class _FinishCommand(_MoveCommand):
+    def get_parser(self, prog_name):
+        parser = super(_MoveCommand, self).get_parser(prog_name)
+        parser.add_argument("migration", metavar="MIGRATION", help="Migration uuid.")
+        return parser
+
+
+class Confirm(_FinishCommand):
+    """Confirm a resize or cold migration: keep the destination. Confirming
+    twice is harmless."""
+
+    def take_action(self, parsed_args):
+        return self.show(resize.confirm(self.context(), parsed_args.migration))
+
+
+class Revert(_FinishCommand):
+    """Revert a resize or cold migration: back to the source and old flavor."""
+
+    def take_action(self, parsed_args):
+        return self.show(resize.revert(self.context(), parsed_args.migration))
+
+
+class MigrationsList(Lister):
+    """List migrations, oldest first."""
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument("--instance", help="Only this instance's (uuid or unique name).")
+        parser.add_argument("--host", help="Only those with this source or destination host.")
+        parser.add_argument("--status", action="append",
+                            help="Only those in this status (repeatable).")
+        parser.add_argument("--unfinished", action="store_true",
+                            help="Only moves still in flight (including verify-resize).")
+        return parser
+
+    def take_action(self, parsed_args):
+        store = self.app.compute
+        instance = store.lookup_instance(parsed_args.instance).uuid \
+            if parsed_args.instance else None
+        statuses = parsed_args.status
+        if parsed_args.unfinished:
+            statuses = sorted(set(statuses or cv.UNFINISHED_MIGRATION_STATUSES)
+                              & cv.UNFINISHED_MIGRATION_STATUSES)
+        found = store.list_migrations(instance_uuid=instance, host=parsed_args.host,
+                                      statuses=statuses)
+        return _COLUMNS, [migration_row(m) for m in found]
