@@ -1,0 +1,37 @@
+"""Options of the [baremetal] group."""
+
+from oslo_config import cfg
+
+baremetal_group = cfg.OptGroup(
+    "baremetal",
+    title="Bare-metal compute driver",
+    help="Where the bare-metal driver finds its node catalogue and keeps "
+    "its own record of the instances it placed.",
+)
+
+BAREMETAL_OPTS = [
+    cfg.StrOpt(
+        "nodes_file",
+        help="Node catalogue, JSON (.json) or YAML (.yaml, .yml): a list of "
+        "nodes (or {nodes: [...]}) with uuid, name, resource_class, "
+        "properties, provision_state, maintenance, power_state, traits and "
+        "instance_uuid. It is read again on every periodic update, so edits "
+        "take effect at the next one; the driver never writes it.",
+    ),
+    cfg.StrOpt(
+        "state_file",
+        default="$state_path/baremetal_instances.json",
+        help="Where the driver records which instance it put on which node, "
+        "so that a restart remembers them without writing to nodes_file.",
+    ),
+]
+
+
+def register_opts(conf: cfg.ConfigOpts) -> None:
+    conf.register_group(baremetal_group)
+    conf.register_opts(BAREMETAL_OPTS, group=baremetal_group)
+
+
+def list_opts():
+    """(group, options) pairs, the shape oslo-config-generator iterates."""
+    return [(baremetal_group, BAREMETAL_OPTS)]
