@@ -11,6 +11,7 @@ from cliff.command import Command
 from cliff.lister import Lister
 
 from rtframework.driver import load_driver
+from rtframework.moves import common, recovery
 from rtframework.tracker import ResourceTracker
 
 LOG = logging.getLogger(__name__)
@@ -23,6 +24,15 @@ def tracker_for(app, host: str | None = None) -> ResourceTracker:
     driver = load_driver(conf, host)
     driver.init_host()
     return ResourceTracker(conf, host, driver, app.backend, app.compute)
+
+
+def recover_moves(app, tracker: ResourceTracker) -> None:
+    """Finish or undo the moves of this host that a stop interrupted."""
+    ctx = common.MoveContext(app.conf, app.backend, app.compute, {tracker.host: tracker.driver})
+    for done in recovery.reconcile(ctx, tracker.host):
+        LOG.warning("host %s: %s %s of instance %s was %s: %s", tracker.host,
+                    done.migration_type, done.migration_uuid, done.instance_uuid,
+                    done.old_status, done.action)
 
 
 def _add_host(parser):
@@ -65,6 +75,9 @@ class ComputeRun(Command):
 
     def take_action(self, parsed_args):
         tracker = tracker_for(self.app, parsed_args.host)
+        # Moves this host was part of when it stopped are finished or undone
+        # first, so that the periodic runs start from one-sided claims.
+        recover_moves(self.app, tracker)
         if parsed_args.once:
             tracker.update_available_resource()
             return 0
