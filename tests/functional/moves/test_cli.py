@@ -8,7 +8,11 @@ import sys
 
 import pytest
 
+from rtframework import conf as rtconf
 from rtframework.cmd.main import main
+from rtframework.compute.store import ComputeStore
+from rtframework.moves import common, migrate
+from rtframework.placement.backend import load_backend
 
 
 @pytest.fixture
@@ -95,4 +99,21 @@ def test_bad_input_is_one_line_non_zero_and_changes_nothing(cli, capsys, argv, m
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and message in lines[0], done.stderr
     assert run_json(capsys, "migrations", "list") == []
+    assert usage(capsys, "a") == {"VCPU": 1, "MEMORY_MB": 512, "DISK_GB": 5}
+
+
+def test_compute_run_finishes_what_a_stop_interrupted(cli, capsys):
+    conf = rtconf.load([str(cli)])
+    store, backend = ComputeStore.from_conf(conf), load_backend(conf)
+    try:
+        # A cold migration whose process died after claiming the destination.
+        migrate.start(common.MoveContext(conf, backend, store), "vm", to_host="b")
+    finally:
+        store.close()
+        backend.close()
+    assert usage(capsys, "b") == {"VCPU": 1, "MEMORY_MB": 512, "DISK_GB": 5}
+    assert main(["compute", "run", "--once", "--host", "b"]) == 0
+    assert usage(capsys, "b") == {}
+    [mig] = run_json(capsys, "migrations", "list")
+    assert mig["Status"] == "error"
     assert usage(capsys, "a") == {"VCPU": 1, "MEMORY_MB": 512, "DISK_GB": 5}
