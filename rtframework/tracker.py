@@ -687,8 +687,6 @@ class ResourceTracker:
         limits = [f"{rc}={amount} exceeds max_unit {inventories[rc].max_unit}"
                   for rc, amount in sorted(resources.items())
                   if rc in inventories and amount > inventories[rc].max_unit]
-        limits += [f"no {rc} on the root provider" for rc in sorted(resources)
-                   if rc not in inventories]
         why = "; ".join(limits) + "; " if limits else ""
         return (f"node {nodename} of host {self.host} cannot hold {format_resources(resources)}"
                 f" ({why}root provider: {free})")

@@ -1,0 +1,94 @@
+"""The instance and compute commands, end to end through ``rtf``."""
+
+from __future__ import annotations
+
+import json
+import logging
+
+import pytest
+
+from rtframework.cmd.main import main
+
+
+@pytest.fixture
+def rtf(tmp_path, database_url, capsys):
+    """rtf(*args) -> (exit code, stdout, stderr) with a config on the test database."""
+    ini = tmp_path / "rtf.conf"
+    ini.write_text(
+        f"[DEFAULT]\nstate_path = {tmp_path}\nhost = h1\n"
+        "[database]\n" f"connection = {database_url}\n"
+        "[placement_database]\n" f"connection = {database_url}\n"
+        "[fake_driver]\nvcpus = 4\nmemory_mb = 4096\ndisk_gb = 40\n")
+
+    def run(*args):
+        root = logging.getLogger()
+        handlers = list(root.handlers)
+        try:
+            code = main(["--config-file", str(ini), *args])
+        finally:
+            # Each cliff run adds its console handler; a real process runs once.
+            root.handlers[:] = handlers
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    return run
+
+
+def _json(rtf, *args):
+    code, out, err = rtf(*args, "-f", "json")
+    assert code == 0, err
+    return json.loads(out)
+
+
+def test_boot_list_shelve_unshelve_delete(rtf):
+    assert _json(rtf, "compute", "update")[0]["Node"] == "h1"
+    booted = _json(rtf, "boot", "web", "--flavor-vcpus", "2", "--flavor-memory-mb", "512")
+    assert booted["VM state"] == "ACTIVE" and booted["Host"] == "h1"
+    listed = _json(rtf, "instances", "list")
+    assert [(i["Name"], i["Resources"]) for i in listed] == [("web", "MEMORY_MB=512,VCPU=2")]
+    assert _json(rtf, "shelve-offload", "web")["VM state"] == "SHELVED_OFFLOADED"
+    assert _json(rtf, "unshelve", "web")["Host"] == "h1"
+    assert _json(rtf, "delete", "web")["VM state"] == "DELETED"
+    assert _json(rtf, "instances", "list") == []
+    assert [i["Name"] for i in _json(rtf, "instances", "list", "--all")] == ["web"]
+
+
+def test_compute_nodes_list_and_second_update_is_quiet(rtf):
+    _json(rtf, "compute", "update", "--host", "h2")
+    (second,) = _json(rtf, "compute", "update", "--host", "h2")
+    assert second["Created"] == second["Updated"] == ""
+    nodes = _json(rtf, "compute-nodes", "list")
+    assert [(n["Host"], n["Driver"], n["State"]) for n in nodes] == [("h2", "fake", "up")]
+
+
+def test_compute_run_once(rtf):
+    code, _, err = rtf("compute", "run", "--once")
+    assert code == 0, err
+    assert [n["Host"] for n in _json(rtf, "compute-nodes", "list")] == ["h1"]
+
+
+@pytest.mark.parametrize("args,message", [
+    (["boot", "x"], "give the flavor"),
+    (["boot", "x", "--resources", "VCPU"], "--resources wants CLASS=AMOUNT"),
+    (["boot", "x", "--resources", "VCPUS=1"], "'VCPUS' is neither"),
+    (["boot", "x", "--flavor-vcpus", "5"], "VCPU=5 exceeds max_unit 4"),
+    (["boot", "x", "--flavor-vcpus", "1", "--host", "h9"], "not in placement yet"),
+    (["boot", "x", "--flavor-vcpus", "1", "--node", "n7"], "has no node 'n7'"),
+    (["delete", "ghost"], "no instance with uuid or name 'ghost'"),
+    (["unshelve", "ghost"], "no instance with uuid or name 'ghost'"),
+])
+def test_bad_input_is_one_clear_line_and_changes_nothing(rtf, args, message):
+    rtf("compute", "update")
+    code, out, err = rtf(*args)
+    assert code != 0
+    assert message in err
+    assert len(err.strip().splitlines()) == 1, err
+    assert _json(rtf, "instances", "list", "--all") == []
+
+
+def test_unknown_driver_lists_installed_ones(rtf, tmp_path):
+    ini = tmp_path / "rtf.conf"
+    ini.write_text(ini.read_text().replace("host = h1\n", "host = h1\ncompute_driver = xen\n"))
+    code, _, err = rtf("compute", "update")
+    assert code != 0
+    assert "unknown compute driver 'xen'; installed: " in err and "fake" in err
