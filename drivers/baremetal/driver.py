@@ -78,7 +78,7 @@ class BaremetalDriver(ComputeDriver):
         # ones this driver spawned itself.
         if self.known_instances is not None:
             return self.known_instances
-        return frozenset(uuid for uuid, _ in self.records().items())
+        return self.records().instances()
 
     def _occupant(self, node: cat.Node) -> str | None:
         return node.instance_uuid or self.records().instance_on(node.uuid)
@@ -113,7 +113,7 @@ class BaremetalDriver(ComputeDriver):
     # -- instances -------------------------------------------------------
     def list_instances(self) -> list[str]:
         found = {n.instance_uuid for n in self.catalogue().nodes if n.instance_uuid}
-        found.update(uuid for uuid, _ in self.records().items())
+        found.update(self.records().instances())
         return sorted(found)
 
     def spawn(self, instance: InstanceSpec) -> None:
@@ -124,6 +124,9 @@ class BaremetalDriver(ComputeDriver):
                 f"instance {instance.uuid} asks for {dict(instance.resources)}; {where} "
                 f"is one unit of {node.resource_class}")
         occupant = self._occupant(node)
+        if occupant == instance.uuid:
+            LOG.info("instance %s already runs on %s", instance.uuid, where)
+            return  # e.g. a revert starting the source copy again
         if occupant is not None:
             raise DriverError(f"{where} already runs instance {occupant}")
         if node.maintenance or node.power_state == cat.POWER_ERROR \
@@ -131,17 +134,24 @@ class BaremetalDriver(ComputeDriver):
             raise DriverError(
                 f"{where} cannot be deployed: provision state {node.provision_state!r}, "
                 f"maintenance {node.maintenance}, power state {node.power_state}")
-        self.records().add(instance.uuid, node.uuid)
+        self.records().add(node.uuid, instance.uuid)
         LOG.info("deployed instance %s on %s", instance.uuid, where)
 
     def destroy(self, instance: InstanceSpec) -> None:
-        if self.records().remove(instance.uuid):
-            LOG.info("freed bare-metal node %s of instance %s", instance.node, instance.uuid)
-            return
+        records = self.records()
         try:
             nodes = self.catalogue().nodes
         except DriverError:
-            return  # nothing of ours to free; a broken catalogue is reported elsewhere
+            nodes = ()  # a broken catalogue is reported by the periodic run
+        named = [n for n in nodes if n.name == instance.node]
+        # The node may have left the catalogue meanwhile: then free every
+        # node of ours the instance holds.
+        targets = [n.uuid for n in named] or records.nodes_of(instance.uuid)
+        freed = [uuid for uuid in targets if records.remove(uuid, instance.uuid)]
+        if freed:
+            LOG.info("freed bare-metal node %s (%s) of instance %s", instance.node,
+                     ", ".join(freed), instance.uuid)
+            return
         listed = [n.name for n in nodes if n.instance_uuid == instance.uuid]
         if listed:
             LOG.warning("instance %s was not deployed by this driver; node %s still lists "

@@ -15,11 +15,15 @@ from rtframework.driver import DriverError
 
 
 class InstanceRecords:
-    """instance uuid -> node uuid, saved to ``path`` on every change."""
+    """node uuid -> instance uuid, saved to ``path`` on every change.
+
+    Keyed by node: during a move the same instance may be recorded on two
+    nodes (source and destination), and each is freed on its own.
+    """
 
     def __init__(self, path: str) -> None:
         self.path = path
-        self._placed: dict[str, str] = self._load()
+        self._on: dict[str, str] = self._load()
 
     def _load(self) -> dict[str, str]:
         try:
@@ -29,28 +33,29 @@ class InstanceRecords:
             return {}
         except (OSError, ValueError) as exc:
             raise DriverError(f"bare-metal instance records {self.path}: {exc}") from None
-        placed = data.get("instances") if isinstance(data, dict) else None
-        if not isinstance(placed, dict):
-            raise DriverError(f"bare-metal instance records {self.path} have no "
-                              "'instances' mapping")
-        return {str(k): str(v) for k, v in placed.items()}
+        nodes = data.get("nodes") if isinstance(data, dict) else None
+        if not isinstance(nodes, dict):
+            raise DriverError(f"bare-metal instance records {self.path} have no 'nodes' mapping")
+        return {str(k): str(v) for k, v in nodes.items()}
 
-    def items(self) -> list[tuple[str, str]]:
-        return list(self._placed.items())
-
-    def node_of(self, instance_uuid: str) -> str | None:
-        return self._placed.get(instance_uuid)
+    def instances(self) -> frozenset[str]:
+        return frozenset(self._on.values())
 
     def instance_on(self, node_uuid: str) -> str | None:
-        return next((i for i, n in self._placed.items() if n == node_uuid), None)
+        return self._on.get(node_uuid)
 
-    def add(self, instance_uuid: str, node_uuid: str) -> None:
-        self._placed[instance_uuid] = node_uuid
+    def nodes_of(self, instance_uuid: str) -> list[str]:
+        return [n for n, i in self._on.items() if i == instance_uuid]
+
+    def add(self, node_uuid: str, instance_uuid: str) -> None:
+        self._on[node_uuid] = instance_uuid
         self._save()
 
-    def remove(self, instance_uuid: str) -> bool:
-        if self._placed.pop(instance_uuid, None) is None:
+    def remove(self, node_uuid: str, instance_uuid: str) -> bool:
+        """Free ``node_uuid`` if ``instance_uuid`` is what it holds."""
+        if self._on.get(node_uuid) != instance_uuid:
             return False
+        del self._on[node_uuid]
         self._save()
         return True
 
@@ -62,7 +67,7 @@ class InstanceRecords:
             os.makedirs(directory, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=directory, prefix=".baremetal-", suffix=".json")
             with os.fdopen(fd, "w", encoding="utf-8") as stream:
-                json.dump({"instances": self._placed}, stream, indent=2, sort_keys=True)
+                json.dump({"nodes": self._on}, stream, indent=2, sort_keys=True)
             os.replace(tmp, self.path)
         except OSError as exc:
             raise DriverError(f"saving bare-metal instance records {self.path}: "

@@ -41,6 +41,12 @@ LIBVIRT_OPTS = [
         "since one CPU cannot be both shared and dedicated.",
     ),
     cfg.StrOpt(
+        "node_name",
+        help="Name of this host's node, which names its resource provider and "
+        "must be unique in the cloud. Unset: the hypervisor's hostname. Set it "
+        "when hypervisors share a hostname (cloned images, containers).",
+    ),
+    cfg.StrOpt(
         "instances_path",
         default="$state_path/instances",
         help="Directory holding guest disks. DISK_GB is the size of the "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import uuid as uuidlib
@@ -13,7 +14,7 @@ from rtframework.driver import ComputeDriver, DriverError, InstanceSpec
 from rtframework.provider_tree import ProviderTree
 from rtframework_drivers.libvirt import conf as libvirt_conf
 from rtframework_drivers.libvirt import host
-from rtframework_drivers.libvirt.domain import DomainSpec, build_domain_xml
+from rtframework_drivers.libvirt.domain import DomainSpec, build_domain_xml, same_size
 
 LOG = logging.getLogger(__name__)
 
@@ -111,7 +112,7 @@ class LibvirtDriver(ComputeDriver):
 
     # -- reporting -------------------------------------------------------
     def get_available_nodes(self) -> list[str]:
-        return [self._call("getHostname")]
+        return [self._opts.node_name or self._call("getHostname")]
 
     def get_node_uuid(self, nodename: str) -> str:
         return str(uuidlib.uuid5(_NAMESPACE, f"{self.host}/{nodename}"))
@@ -173,12 +174,23 @@ class LibvirtDriver(ComputeDriver):
                           flavor_name=instance.flavor_name)
 
     def spawn(self, instance: InstanceSpec) -> None:
+        """Run ``instance`` with its flavor's size. Idempotent: a domain of
+        this uuid that already runs with that size is left alone, one with
+        another size (a same-host resize) is redefined and restarted."""
         self._check_node(instance.node)
         spec = self._domain_spec(instance)
-        if self._lookup(instance.uuid) is not None:
-            raise DriverError(f"instance {instance.uuid} already has a domain on {self.uri}")
         libvirt = self._libvirt
+        existing = self._lookup(instance.uuid)
         try:
+            if existing is not None:
+                if existing.isActive() and same_size(existing.XMLDesc(), spec):
+                    LOG.info("instance %s already runs as domain %s on node %s",
+                             instance.uuid, existing.name(), instance.node)
+                    return
+                # Keep the domain's name: libvirt refuses renaming on redefine.
+                spec = dataclasses.replace(spec, name=existing.name())
+                if existing.isActive():
+                    existing.destroy()
             domain = self._conn.defineXML(build_domain_xml(spec))
         except libvirt.libvirtError as exc:
             raise DriverError(f"defining domain {spec.name!r} for instance {instance.uuid} on "
@@ -186,11 +198,13 @@ class LibvirtDriver(ComputeDriver):
         try:
             domain.create()
         except libvirt.libvirtError as exc:
-            domain.undefine()  # a failed boot leaves nothing behind
+            if existing is None:
+                domain.undefine()  # a failed boot leaves nothing behind
             raise DriverError(f"starting domain {spec.name!r} for instance {instance.uuid} on "
                               f"{self.uri}: {exc.get_error_message()}") from None
-        LOG.info("spawned domain %s for instance %s on node %s: %d vCPU, %d MiB",
-                 spec.name, instance.uuid, instance.node, spec.vcpus, spec.memory_mb)
+        LOG.info("%s domain %s for instance %s on node %s: %d vCPU, %d MiB",
+                 "restarted" if existing is not None else "spawned", spec.name,
+                 instance.uuid, instance.node, spec.vcpus, spec.memory_mb)
 
     def destroy(self, instance: InstanceSpec) -> None:
         domain = self._lookup(instance.uuid)

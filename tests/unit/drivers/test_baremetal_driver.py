@@ -185,7 +185,7 @@ def test_corrupt_records_file_is_named(make_driver, conf, tmp_path):
     state = tmp_path / "records.json"
     state.write_text("[1, 2]")
     conf.set_override("state_file", str(state), "baremetal")
-    with pytest.raises(DriverError, match=f"instance records {state} have no 'instances'"):
+    with pytest.raises(DriverError, match=f"instance records {state} have no 'nodes'"):
         make_driver("nodes.json")
 
 
@@ -202,3 +202,30 @@ def test_sample_config_and_example_catalogue(tmp_path):
     assert report(driver, "rack1-silver-01").inventory == {SILVER: unit(1)}
     driver.spawn(spec(node="rack1-gold-01"))
     assert (tmp_path / "baremetal_instances.json").exists()
+
+
+def test_spawn_again_on_the_same_node_is_a_no_op(make_driver):
+    driver = make_driver("nodes.json")
+    driver.spawn(spec())
+    driver.spawn(spec())
+    assert driver.list_instances() == [I1]
+
+
+def test_destroy_frees_only_the_named_node(make_driver, tmp_path):
+    driver = make_driver("nodes.json")
+    driver.spawn(spec(node="bm-1"))
+    driver.spawn(spec(node="bm-2"))  # a move between two nodes of one conductor
+    driver.destroy(spec(node="bm-1"))
+    assert driver.list_instances() == [I1]
+    driver.spawn(spec(I2, node="bm-1"))
+    with pytest.raises(DriverError, match=f"bm-2 .* already runs instance {I1}"):
+        driver.spawn(spec(I2, node="bm-2"))
+
+
+def test_destroy_on_a_node_gone_from_the_catalogue_frees_its_record(make_driver, tmp_path):
+    driver = make_driver("nodes.json")
+    driver.spawn(spec(node="bm-2"))
+    path = tmp_path / "nodes.json"
+    path.write_text(json.dumps(json.loads(path.read_text())[:1]))
+    driver.destroy(spec(node="bm-2"))
+    assert driver.list_instances() == []

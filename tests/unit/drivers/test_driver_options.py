@@ -10,7 +10,8 @@ import pytest
 
 @pytest.mark.parametrize(("namespace", "group", "options"), [
     ("rtframework.libvirt", "[libvirt]",
-     ("connection_uri", "virt_type", "cpu_shared_set", "cpu_dedicated_set", "instances_path")),
+     ("connection_uri", "virt_type", "cpu_shared_set", "cpu_dedicated_set", "node_name",
+      "instances_path")),
     ("rtframework.baremetal", "[baremetal]", ("nodes_file", "state_file")),
 ])
 def test_generator_documents_every_driver_option(namespace, group, options):

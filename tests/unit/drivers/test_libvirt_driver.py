@@ -163,11 +163,39 @@ def test_pinned_guest_runs_on_dedicated_cpus(make_driver):
     assert xml.find("vcpu").text == "2"
 
 
+def test_spawn_again_with_the_same_size_leaves_the_guest_running(make_driver):
+    driver = make_driver()
+    driver.spawn(spec())
+    domain_id = driver._conn.lookupByUUIDString(UUID1).ID()
+    driver.spawn(spec())  # e.g. a revert starting the source copy that still runs
+    assert driver._conn.lookupByUUIDString(UUID1).ID() == domain_id
+    assert driver.list_instances() == [UUID1]
+
+
+def test_spawn_again_with_another_size_redefines_and_restarts(make_driver):
+    driver = make_driver()
+    driver.spawn(spec())
+    driver.spawn(InstanceSpec(uuid=UUID1, name="renamed", node=HOSTNAME,
+                              resources={"VCPU": 3, "MEMORY_MB": 2048}))  # same-host resize
+    domain = driver._conn.lookupByUUIDString(UUID1)
+    _, max_kib, _, vcpus, _ = domain.info()
+    assert (domain.name(), max_kib, vcpus, domain.isActive()) == ("vm-01", 2048 * 1024, 3, 1)
+    assert driver.list_instances() == [UUID1]
+
+
+def test_node_name_option_overrides_the_hostname(make_driver):
+    driver = make_driver(node_name="lv-a")
+    assert driver.get_available_nodes() == ["lv-a"]
+    assert totals(report(driver))["VCPU"] == 4
+    driver.spawn(InstanceSpec(uuid=UUID1, name="x", node="lv-a",
+                              resources={"VCPU": 1, "MEMORY_MB": 64}))
+    with pytest.raises(DriverError, match=f"has no node '{HOSTNAME}'"):
+        driver.spawn(spec(UUID2))
+
+
 def test_spawn_refusals(make_driver):
     driver = make_driver()
     driver.spawn(spec())
-    with pytest.raises(DriverError, match=f"instance {UUID1} already has a domain"):
-        driver.spawn(spec())
     with pytest.raises(DriverError, match="needs VCPU or PCPU and MEMORY_MB"):
         driver.spawn(spec(UUID2, VCPU=2))
     with pytest.raises(DriverError, match="has no node 'elsewhere'"):
