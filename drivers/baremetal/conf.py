@@ -2,12 +2,20 @@
 
 from oslo_config import cfg
 
-baremetal_group = cfg.OptGroup(
-    "baremetal",
-    title="Bare-metal compute driver",
-    help="Where the bare-metal driver finds its node catalogue and keeps "
-    "its own record of the instances it placed.",
-)
+
+def _group() -> cfg.OptGroup:
+    return cfg.OptGroup(
+        "baremetal",
+        title="Bare-metal compute driver",
+        help="Where the bare-metal driver finds its node catalogue and keeps "
+        "its own record of the instances it placed.",
+    )
+
+
+# For the sample-config generator. register_opts gives each ConfigOpts its
+# own group object: oslo.config copies a group shallowly, so one shared
+# object would share option overrides between ConfigOpts instances.
+baremetal_group = _group()
 
 BAREMETAL_OPTS = [
     cfg.StrOpt(
@@ -28,8 +36,9 @@ BAREMETAL_OPTS = [
 
 
 def register_opts(conf: cfg.ConfigOpts) -> None:
-    conf.register_group(baremetal_group)
-    conf.register_opts(BAREMETAL_OPTS, group=baremetal_group)
+    group = _group()
+    conf.register_group(group)
+    conf.register_opts(BAREMETAL_OPTS, group=group)
 
 
 def list_opts():

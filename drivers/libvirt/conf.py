@@ -4,13 +4,21 @@ from oslo_config import cfg
 
 from rtframework_drivers.libvirt.cpuset import CPUSet
 
-libvirt_group = cfg.OptGroup(
-    "libvirt",
-    title="libvirt compute driver",
-    help="Where the libvirt driver connects and how it splits the host's CPUs. "
-    "Reserved amounts and allocation ratios are set in [DEFAULT], not here: "
-    "the driver reports what the host has, the framework decides what to offer.",
-)
+
+def _group() -> cfg.OptGroup:
+    return cfg.OptGroup(
+        "libvirt",
+        title="libvirt compute driver",
+        help="Where the libvirt driver connects and how it splits the host's CPUs. "
+        "Reserved amounts and allocation ratios are set in [DEFAULT], not here: "
+        "the driver reports what the host has, the framework decides what to offer.",
+    )
+
+
+# For the sample-config generator. register_opts gives each ConfigOpts its
+# own group object: oslo.config copies a group shallowly, so one shared
+# object would share option overrides between ConfigOpts instances.
+libvirt_group = _group()
 
 LIBVIRT_OPTS = [
     cfg.StrOpt(
@@ -56,8 +64,9 @@ LIBVIRT_OPTS = [
 
 
 def register_opts(conf: cfg.ConfigOpts) -> None:
-    conf.register_group(libvirt_group)
-    conf.register_opts(LIBVIRT_OPTS, group=libvirt_group)
+    group = _group()
+    conf.register_group(group)
+    conf.register_opts(LIBVIRT_OPTS, group=group)
 
 
 def list_opts():
