@@ -2,6 +2,8 @@
 
 from oslo_config import cfg
 
+from rtframework.conf.groups import register_group
+
 fake_group = cfg.OptGroup(
     "fake_driver",
     title="Fake compute driver",
@@ -49,7 +51,7 @@ FAKE_OPTS = [
 
 
 def register_opts(conf: cfg.ConfigOpts) -> None:
-    conf.register_group(fake_group)
+    register_group(conf, fake_group)
     conf.register_opts(FAKE_OPTS, group=fake_group)
 
 

@@ -2,6 +2,8 @@
 
 from oslo_config import cfg
 
+from rtframework.conf.groups import register_group
+
 database_group = cfg.OptGroup(
     "database",
     title="Compute records database",
@@ -47,9 +49,9 @@ PLACEMENT_DATABASE_OPTS = _opts("placement.sqlite")
 
 
 def register_opts(conf: cfg.ConfigOpts) -> None:
-    conf.register_group(database_group)
+    register_group(conf, database_group)
     conf.register_opts(DATABASE_OPTS, group=database_group)
-    conf.register_group(placement_database_group)
+    register_group(conf, placement_database_group)
     conf.register_opts(PLACEMENT_DATABASE_OPTS, group=placement_database_group)
 
 

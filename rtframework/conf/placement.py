@@ -3,6 +3,8 @@
 from keystoneauth1 import loading as ks_loading
 from oslo_config import cfg
 
+from rtframework.conf.groups import register_group
+
 placement_group = cfg.OptGroup(
     "placement",
     title="Placement backend",
@@ -42,7 +44,7 @@ ALL_OPTS = PLACEMENT_OPTS
 
 
 def register_opts(conf: cfg.ConfigOpts) -> None:
-    conf.register_group(placement_group)
+    register_group(conf, placement_group)
     conf.register_opts(ALL_OPTS, group=placement_group)
     # The http backend talks through keystoneauth: its own session, auth and
     # adapter (endpoint, region, interface, retries) options, unchanged.
