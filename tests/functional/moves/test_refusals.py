@@ -119,9 +119,11 @@ def test_a_candidate_lost_to_a_race_makes_way_for_the_next(cloud, monkeypatch):
 
     def racing(backend, resources, **kw):
         found = real(backend, resources, **kw)
-        # Another claim fills the best candidate between the query and our claim.
-        label = cloud.label(cloud.store.get_compute_node(found[0].root_uuid).host)
-        cloud.boot(label, thief, name="thief")
+        # Another claim fills the best candidate between the query and our
+        # claim (a shared Placement may offer other tests' providers too).
+        ours = {cloud.root(label): label for label in cloud.trackers}
+        best = next(c for c in found if c.root_uuid in ours)
+        cloud.boot(ours[best.root_uuid], thief, name="thief")
         return found
 
     monkeypatch.setattr(scheduler, "candidates", racing)
