@@ -8,7 +8,7 @@ import pytest
 
 from rtframework.compute import values as v
 from rtframework.compute.values import Flavor
-from rtframework.moves import migrate, resize
+from rtframework.moves import live, migrate, resize
 from rtframework.tracker import NoCapacity
 from rtframework_drivers.libvirt import host as libvirt_host
 from rtframework_drivers.libvirt.driver import LibvirtDriver
@@ -128,3 +128,18 @@ def test_same_host_resize_restarts_the_domain_with_the_new_size(cloud, tmp_path)
     resize.confirm(cloud.ctx, mig.uuid)
     assert cloud.ctx.drivers["a"].list_instances() == [vm.uuid]
     assert cloud.usages() == {"lv-a": dict(bigger.resources)}
+
+
+def test_live_migration_complete_and_rollback(cloud, tmp_path):
+    add_libvirt_host(cloud, tmp_path, "a")
+    add_libvirt_host(cloud, tmp_path, "b")
+    vm = cloud.boot("a", SMALL)
+    mig = live.start(cloud.ctx, vm.uuid, to_host="b")
+    live.rollback(cloud.ctx, mig.uuid)
+    assert (domain(cloud, "a", vm.uuid) is not None, domain(cloud, "b", vm.uuid)) == (True, None)
+    assert cloud.usages() == {"lv-a": dict(SMALL.resources), "lv-b": {}}
+
+    mig = live.start(cloud.ctx, vm.uuid, to_host="b")
+    live.complete(cloud.ctx, mig.uuid)
+    assert (domain(cloud, "a", vm.uuid), domain(cloud, "b", vm.uuid).isActive()) == (None, 1)
+    assert cloud.usages() == {"lv-a": {}, "lv-b": dict(SMALL.resources)}
