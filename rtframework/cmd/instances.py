@@ -49,6 +49,15 @@ class _InstanceShow(ShowOne):
         return _COLUMNS, _row(instance)
 
 
+class _OnInstance(_InstanceShow):
+    """A command on one existing instance, named by uuid or unique name."""
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument("instance", help="Instance uuid or unique name.")
+        return parser
+
+
 class Boot(_InstanceShow):
     """Boot an instance on a host: record, claim, spawn."""
 
@@ -75,26 +84,16 @@ class Boot(_InstanceShow):
         return self.show(instance)
 
 
-class Delete(_InstanceShow):
+class Delete(_OnInstance):
     """Delete an instance (uuid or unique name); its host's claim goes with it."""
-
-    def get_parser(self, prog_name):
-        parser = super().get_parser(prog_name)
-        parser.add_argument("instance")
-        return parser
 
     def take_action(self, parsed_args):
         instance = self.app.compute.lookup_instance(parsed_args.instance)
         return self.show(tracker_for(self.app, instance.host).delete(instance.uuid))
 
 
-class ShelveOffload(_InstanceShow):
+class ShelveOffload(_OnInstance):
     """Shelve an ACTIVE instance and free its host's resources."""
-
-    def get_parser(self, prog_name):
-        parser = super().get_parser(prog_name)
-        parser.add_argument("instance")
-        return parser
 
     def take_action(self, parsed_args):
         instance = self.app.compute.lookup_instance(parsed_args.instance)
@@ -103,12 +102,11 @@ class ShelveOffload(_InstanceShow):
         return self.show(tracker_for(self.app, instance.host).shelve_offload(instance.uuid))
 
 
-class Unshelve(_InstanceShow):
+class Unshelve(_OnInstance):
     """Claim a shelved instance on a host again and start it."""
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
-        parser.add_argument("instance")
         parser.add_argument("--host", help="Host to unshelve on (default: [DEFAULT] host).")
         parser.add_argument("--node")
         return parser

@@ -4,21 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from rtframework.compute.store import ComputeStore
 from rtframework.compute.values import Flavor
 from rtframework.placement.backend import load_backend
 from rtframework.tracker import ResourceTracker
 from rtframework_drivers.fake.driver import FakeDriver
+from tests.functional.conftest import store  # noqa: F401 - importable from here too
 
 SMALL = Flavor("small", {"VCPU": 2, "MEMORY_MB": 1024, "DISK_GB": 10})
-
-
-@pytest.fixture
-def store(conf, config, database_url):
-    config.config(connection=database_url, group="database")
-    s = ComputeStore.from_conf(conf)
-    yield s
-    s.close()
 
 
 @pytest.fixture
@@ -30,7 +22,7 @@ def backend(conf, config, database_url):
 
 
 @pytest.fixture
-def make_tracker(conf, config, store, backend):
+def make_tracker(conf, config, store, backend):  # noqa: F811 - the fixture
     """make_tracker(host) -> a ResourceTracker over a FakeDriver of ``host``."""
     FakeDriver.register_opts(conf)
     config.config(vcpus=8, memory_mb=8192, disk_gb=100, group="fake_driver")
