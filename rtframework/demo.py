@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import prettytable
 from oslo_config import cfg
 
+from rtframework import demo_moves
 from rtframework.compute import values as cv
 from rtframework.compute.store import ComputeStore
 from rtframework.compute.values import Flavor
@@ -164,6 +165,9 @@ STEPS: list[Step] = [
     Step("Periodic runs", _quiet),
     Step("Delete, shelve offload, unshelve elsewhere", _delete_and_shelve),
     Step("Healing: only what the host owns and has lost", _heal),
+    Step("Boot app-1, cold migrate it, then confirm", demo_moves.migrate_and_confirm),
+    Step("Resize app-1, then revert", demo_moves.resize_and_revert),
+    Step("Resize app-1 on its own host, confirm, delete it", demo_moves.same_host_resize),
 ]
 
 
