@@ -1,0 +1,142 @@
+"""``python -m benchmarks``: rtframework against OpenStack Placement.
+
+Prints one table per benchmark and the verdicts against the targets, and
+writes everything to ``benchmarks/results/<timestamp>.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import sys
+import tempfile
+import time
+import traceback
+from collections.abc import Sequence
+
+from benchmarks import candidates, claims, growth, memory, periodic
+from benchmarks import environment as env
+from benchmarks.results import Report
+
+BENCHMARKS = {
+    "claims": claims.run,
+    "candidates": candidates.run,
+    "periodic": periodic.run,
+    "memory": memory.run,
+}
+DEFAULT_ENGINES = ("sqlite", "postgresql")
+RESULTS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
+
+
+def _names(value: str, allowed: Sequence[str], what: str) -> list[str]:
+    names = [n.strip() for n in value.split(",") if n.strip()]
+    unknown = [n for n in names if n not in allowed]
+    if unknown or not names:
+        raise argparse.ArgumentTypeError(
+            f"unknown {what} {', '.join(unknown) or '(none)'}; choose from {', '.join(allowed)}")
+    return names
+
+
+def parse_args(argv: Sequence[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
+    parser.add_argument("--quick", action="store_true",
+                        help="small sizes and short rounds: a smoke run, not figures to quote")
+    parser.add_argument("--engines", default=",".join(DEFAULT_ENGINES),
+                        type=lambda v: _names(v, env.ENGINES, "engine"),
+                        help="comma-separated database engines (default: %(default)s)")
+    parser.add_argument("--only", default=",".join(BENCHMARKS),
+                        type=lambda v: _names(v, list(BENCHMARKS), "benchmark"),
+                        help="comma-separated benchmarks (default: all)")
+    parser.add_argument("--no-placement", action="store_true",
+                        help="skip the OpenStack Placement side of every comparison")
+    parser.add_argument("--results-dir", default=RESULTS_DIR,
+                        help="where the JSON file goes (default: benchmarks/results)")
+    return parser.parse_args(argv)
+
+
+def _fmt(value: float) -> str:
+    if value == int(value) and abs(value) < 1e6:
+        return f"{int(value)}"
+    if abs(value) >= 100:
+        return f"{value:.0f}"
+    return f"{value:.1f}" if abs(value) >= 10 else f"{value:.2f}"
+
+
+def render(report: Report) -> str:
+    """The figures, one table per benchmark, then the verdicts."""
+    from prettytable import PrettyTable
+
+    parts = []
+    for bench in dict.fromkeys(f.bench for f in report.figures):
+        table = PrettyTable(["engine", "case", "value", "unit", "detail"], align="l")
+        table.align["value"] = "r"
+        table.title = bench
+        for f in (f for f in report.figures if f.bench == bench):
+            table.add_row([f.engine, f.case, _fmt(f.value), f.unit, f.detail])
+        parts.append(table.get_string())
+    if report.verdicts:
+        table = PrettyTable(["benchmark", "engine", "target", "measured", "verdict"], align="l")
+        table.title = "targets"
+        for v in report.verdicts:
+            table.add_row([v.bench, v.engine, v.target, v.measured, v.label])
+        parts.append(table.get_string())
+    parts.extend(f"* {note}" for note in report.notes)
+    return "\n".join(parts)
+
+
+def run(args: argparse.Namespace) -> tuple[Report, str]:
+    env.quiet_logs()
+    with_placement = not args.no_placement and env.placement_available()
+    report = Report()
+    if not with_placement:
+        report.notes.append("OpenStack Placement skipped (--no-placement, or openstack-placement "
+                            "not installed): no comparisons with it in this run.")
+    started = datetime.datetime.now(datetime.timezone.utc)
+    with tempfile.TemporaryDirectory(prefix="rtf-bench-") as work_dir:
+        for engine in args.engines:
+            for name in args.only:
+                began = time.perf_counter()
+                print(f"running {name} on {engine} ...", file=sys.stderr, flush=True)
+                try:
+                    report.extend(BENCHMARKS[name](
+                        engine, os.path.join(work_dir, f"{engine}-{name}"), args.quick,
+                        with_placement))
+                except Exception as exc:  # noqa: BLE001 - one failure must not lose the rest
+                    traceback.print_exc()
+                    report.notes.append(f"{name} on {engine} FAILED: {type(exc).__name__}: {exc}")
+                print(f"  {name} on {engine}: {time.perf_counter() - began:.1f}s",
+                      file=sys.stderr, flush=True)
+    report.extend(growth.summarise(report, args.engines, args.quick))
+    path = _write_json(report, args, started, with_placement)
+    return report, path
+
+
+def _write_json(report: Report, args, started: datetime.datetime, with_placement: bool) -> str:
+    os.makedirs(args.results_dir, exist_ok=True)
+    path = os.path.join(args.results_dir, started.strftime("%Y%m%dT%H%M%SZ") + ".json")
+    document = {
+        "started": started.isoformat(),
+        "options": {"quick": args.quick, "engines": args.engines, "only": args.only,
+                    "placement": with_placement},
+        "machine": {"python": platform.python_version(), "platform": platform.platform(),
+                    "cpus": os.cpu_count()},
+        **report.to_json(),
+    }
+    with open(path, "w") as f:
+        json.dump(document, f, indent=2)
+    return path
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    report, path = run(args)
+    print(render(report))
+    print(f"results written to {path}")
+    return 1 if any("FAILED" in note for note in report.notes) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

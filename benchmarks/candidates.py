@@ -1,0 +1,146 @@
+"""Allocation candidates: p50/p95 latency of a VCPU+MEMORY_MB+DISK_GB request.
+
+The same cloud (half of the providers partly used, one in ten with the
+trait HW_CPU_X86_AVX2) is bulk-seeded into the sql backend and into real
+OpenStack Placement on the same engine. Each request runs through both
+backends in turn (sql, Placement, sql, ...), with limit 10 and unlimited,
+without and with the trait required, so their latencies are taken side by
+side. Latency includes turning the answer into the contract's value types
+(for Placement: the HTTP round trip and JSON decoding too).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from collections.abc import Callable
+
+from benchmarks import environment as env
+from benchmarks import seed
+from benchmarks.results import Figure, Report, Verdict, percentile
+from rtframework.placement import types as t
+from rtframework.placement.backend import PlacementBackend
+
+BENCH = "candidates"
+REQUEST = {"VCPU": 2, "MEMORY_MB": 4096, "DISK_GB": 40}
+TARGET_P50_MS = 25.0
+TARGET_SPEEDUP = 3.0
+API_SAMPLE = 50
+
+
+def sizes(quick: bool) -> dict:
+    if quick:
+        return {"providers": (100, 300), "samples": 3, "unlimited_samples": 2}
+    return {"providers": (1000, 10000), "samples": 25, "unlimited_samples": 7}
+
+
+def cases() -> list[tuple[str, t.CandidateQuery]]:
+    found = []
+    for trait in (False, True):
+        for limit in (10, None):
+            name = f"limit={limit or 'none'}" + (f" required={seed.TRAIT}" if trait else "")
+            found.append((name, t.CandidateQuery(
+                resources=REQUEST, limit=limit,
+                required_traits=frozenset({seed.TRAIT}) if trait else frozenset())))
+    return found
+
+
+def _timed(call: Callable[[t.CandidateQuery], t.AllocationCandidates],
+           query: t.CandidateQuery) -> tuple[float, int]:
+    began = time.perf_counter()
+    found = call(query)
+    return (time.perf_counter() - began) * 1000, len(found.allocation_requests)
+
+
+def run(engine_name: str, work_dir: str, quick: bool, with_placement: bool) -> Report:
+    plan = sizes(quick)
+    report = Report()
+    report.notes.append(
+        f"candidates: request {t.CandidateQuery(resources=REQUEST).resources}; providers "
+        f"with {dict((rc, i.total) for rc, i in seed.INVENTORY.items())}, every other one "
+        f"using {seed.USAGE}, one in ten with {seed.TRAIT}. Requests alternate between the "
+        f"backends; {plan['samples']} samples per case ({plan['unlimited_samples']} unlimited).")
+    with contextlib.ExitStack() as stack:
+        url = stack.enter_context(env.database(engine_name, os.path.join(work_dir, "cand-db")))
+        backends: dict[str, PlacementBackend] = {"sql": env.sql_backend(work_dir, url)}
+        stack.callback(backends["sql"].close)
+        seeders = {"sql": lambda a, b: seed.seed_sql(url, a, b)}
+        if with_placement:
+            server = stack.enter_context(env.placement(
+                os.path.join(work_dir, "cand-placement"), engine_name, threaded=False))
+            backends["placement"] = env.http_backend(work_dir, server.url)
+            stack.callback(backends["placement"].close)
+            seeders["placement"] = lambda a, b: seed.seed_placement(server.database_url, a, b)
+        seeded = 0
+        for size in plan["providers"]:
+            for name, seeder in seeders.items():
+                began = time.perf_counter()
+                seeder(seeded, size)
+                report.figures.append(Figure(
+                    BENCH, engine_name, f"seed {size} {name} (bulk)",
+                    time.perf_counter() - began, "s", f"providers {seeded}..{size - 1}"))
+            seeded = size
+            _measure(report, engine_name, size, backends, plan)
+        _verdicts(report, engine_name, max(plan["providers"]), with_placement)
+        if not quick:
+            _api_seeding_rate(report, engine_name, backends, max(plan["providers"]))
+    return report
+
+
+def _measure(report: Report, engine: str, size: int, backends, plan) -> None:
+    for case, query in cases():
+        count = plan["samples"] if query.limit else plan["unlimited_samples"]
+        latencies: dict[str, list[float]] = {name: [] for name in backends}
+        found: dict[str, int] = {}
+        for backend in backends.values():  # warm caches and connections
+            backend.get_allocation_candidates(query)
+        for _ in range(count):
+            for name, backend in backends.items():
+                ms, found[name] = _timed(backend.get_allocation_candidates, query)
+                latencies[name].append(ms)
+        for name, samples in latencies.items():
+            for q in (50, 95):
+                report.figures.append(Figure(
+                    BENCH, engine, f"{size} {case} {name} p{q}", percentile(samples, q), "ms",
+                    f"{found[name]} candidates"))
+        if "placement" in latencies:
+            speedup = percentile(latencies["placement"], 50) / percentile(latencies["sql"], 50)
+            detail = "" if found["sql"] == found["placement"] else \
+                f"candidate counts differ: sql {found['sql']}, placement {found['placement']}"
+            report.figures.append(Figure(BENCH, engine, f"{size} {case} placement/sql p50",
+                                         speedup, "x", detail))
+
+
+def _verdicts(report: Report, engine: str, size: int, with_placement: bool) -> None:
+    for case, _query in cases():
+        p50 = report.find(BENCH, engine, f"{size} {case} sql p50")
+        report.verdicts.append(Verdict(
+            BENCH, engine, f"{size} providers {case}: sql p50 <= {TARGET_P50_MS:g} ms",
+            f"{p50.value:.1f} ms", p50.value <= TARGET_P50_MS))
+        if with_placement:
+            speedup = report.find(BENCH, engine, f"{size} {case} placement/sql p50")
+            report.verdicts.append(Verdict(
+                BENCH, engine, f"{size} providers {case}: sql >= {TARGET_SPEEDUP:g}x faster "
+                "than Placement", f"{speedup.value:.1f}x", speedup.value >= TARGET_SPEEDUP))
+
+
+def _api_seeding_rate(report: Report, engine: str, backends, largest: int) -> None:
+    """Providers per second when seeded through each backend's API, one at
+    a time (create, inventory, traits, a claim on every other one)."""
+    for name, backend in backends.items():
+        began = time.perf_counter()
+        for i in range(API_SAMPLE):
+            p = seed.provider(10_000_000 + i)
+            created = backend.create_provider(f"api-{name}-{i}", uuid=p.uuid)
+            gen = backend.set_inventories(p.uuid, created.generation, seed.INVENTORY)
+            if p.has_trait:
+                backend.set_provider_traits(p.uuid, gen, frozenset({seed.TRAIT}))
+            if p.consumer:
+                backend.put_allocations(p.consumer, {p.uuid: seed.USAGE},
+                                        project_id=seed.PROJECT, user_id=seed.USER,
+                                        consumer_generation=None)
+        rate = API_SAMPLE / (time.perf_counter() - began)
+        report.figures.append(Figure(
+            BENCH, engine, f"seed via API {name}", rate, "providers/s",
+            f"{API_SAMPLE} providers; {largest} would take ~{largest / rate:.0f}s"))

@@ -1,0 +1,78 @@
+"""Periodic: one update_available_resource pass of a host, at N instances.
+
+"Nothing changed": a pass after a pass, nobody wrote in between. "One
+instance changed": one instance was booted on the host since the last pass
+(its claim moved the root provider's generation, so the tracker re-reads
+the allocations on its providers before it heals). Counted are the calls
+to the placement backend; compute-record reads are not included.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+
+from benchmarks import environment as env
+from benchmarks import host as hosts
+from benchmarks.results import Figure, Report, Verdict, median
+
+BENCH = "periodic"
+REPEATS = 5
+
+
+def sizes(quick: bool) -> tuple[int, ...]:
+    return (5, 20) if quick else (10, 100, 1000)
+
+
+def _pass(agent: hosts.Agent) -> tuple[float, int, int]:
+    tracker = agent.tracker
+    tracker.stats.reset()
+    began = time.perf_counter()
+    tracker.update_available_resource()
+    return (time.perf_counter() - began) * 1000, tracker.stats.reads, tracker.stats.writes
+
+
+def run(engine_name: str, work_dir: str, quick: bool, with_placement: bool) -> Report:
+    report = Report()
+    report.notes.append(
+        "periodic: wall time of one update_available_resource pass (median of "
+        f"{REPEATS}) and its placement backend reads/writes; 'one changed' = one instance "
+        "booted on the host since the previous pass.")
+    with contextlib.ExitStack() as stack:
+        compute_url = stack.enter_context(env.database(engine_name, os.path.join(work_dir, "pc")))
+        placement_url = stack.enter_context(
+            env.database(engine_name, os.path.join(work_dir, "pp")))
+        for size in sizes(quick):
+            conf = hosts.host_conf(work_dir, compute_url, placement_url, size + REPEATS + 10)
+            agent = hosts.agent(conf, f"bench-host-{size}")
+            try:
+                agent.tracker.update_available_resource()
+                began = time.perf_counter()
+                hosts.seed_instances(agent, size)
+                report.figures.append(Figure(BENCH, engine_name, f"{size} seed (setup)",
+                                             time.perf_counter() - began, "s",
+                                             "instance record + claim, one by one"))
+                _measure(report, engine_name, size, agent)
+            finally:
+                agent.close()
+    return report
+
+
+def _measure(report: Report, engine: str, size: int, agent: hosts.Agent) -> None:
+    _pass(agent)  # settle after the boots
+    quiet = [_pass(agent) for _ in range(REPEATS)]
+    changed = []
+    for i in range(REPEATS):
+        hosts.boot(agent.tracker, 1, prefix=f"changed-{i}")
+        changed.append(_pass(agent))
+    for case, runs in (("nothing changed", quiet), ("one changed", changed)):
+        ms = median([r[0] for r in runs])
+        reads, writes = max(r[1] for r in runs), max(r[2] for r in runs)
+        report.figures.append(Figure(BENCH, engine, f"{size} {case} time", ms, "ms"))
+        report.figures.append(Figure(BENCH, engine, f"{size} {case} reads", reads, "calls"))
+        report.figures.append(Figure(BENCH, engine, f"{size} {case} writes", writes, "calls"))
+        if case == "nothing changed":
+            report.verdicts.append(Verdict(
+                BENCH, engine, f"{size} instances, nothing changed: 0 writes, 1 read",
+                f"{writes} writes, {reads} reads", writes == 0 and reads == 1))
