@@ -14,7 +14,6 @@ import uuid
 import pytest
 
 from rtframework.compute import values as v
-from rtframework.compute.store import ComputeStore
 from rtframework.moves.common import MoveContext
 from rtframework.tracker import ResourceTracker
 from rtframework_drivers.fake.driver import FakeDriver
@@ -77,14 +76,6 @@ class Cloud:
     def running(self, label: str) -> set[str]:
         """Instances the host's hypervisor runs."""
         return set(self.trackers[label].driver.list_instances())
-
-
-@pytest.fixture
-def store(conf, config, database_url):
-    config.config(connection=database_url, group="database")
-    s = ComputeStore.from_conf(conf)
-    yield s
-    s.close()
 
 
 @pytest.fixture
