@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import json
 import logging
+import signal
+import subprocess
+import sys
+import time
 
 import pytest
+import sqlalchemy as sa
 
 from rtframework.cmd.main import main
 
@@ -92,3 +97,32 @@ def test_unknown_driver_lists_installed_ones(rtf, tmp_path):
     code, _, err = rtf("compute", "update")
     assert code != 0
     assert "unknown compute driver 'xen'; installed: " in err and "fake" in err
+
+
+def test_compute_run_reports_until_sigterm(rtf, tmp_path, database_url):
+    ini = tmp_path / "rtf.conf"
+    ini.write_text(ini.read_text().replace("host = h1\n",
+                                           "host = h1\nupdate_resources_interval = 1\n"))
+    agent = subprocess.Popen(
+        [sys.executable, "-m", "rtframework.cmd.main", "--config-file", str(ini), "compute", "run"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    engine = sa.create_engine(database_url)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and agent.poll() is None:
+            try:
+                with engine.connect() as conn:
+                    if conn.execute(sa.text("SELECT count(*) FROM compute_nodes")).scalar():
+                        break
+            except sa.exc.DBAPIError:
+                pass  # schema not there yet
+            time.sleep(0.2)
+        assert agent.poll() is None, agent.stderr.read()
+        agent.send_signal(signal.SIGTERM)
+        _, err = agent.communicate(timeout=60)
+    finally:
+        engine.dispose()
+        if agent.poll() is None:
+            agent.kill()
+    assert agent.returncode == 0, err
+    assert "compute agent of host h1 stopped" in err
