@@ -96,7 +96,7 @@ def claim_first(
         except (perrors.CapacityExceeded, perrors.GenerationConflict) as exc:
             LOG.info("%s: candidate %s lost its race (%s); trying the next",
                      what, candidate.root_uuid, exc)
-            lost.append(candidate.root_uuid)
+            lost.append(f"{candidate.root_uuid}: {exc}")
     if lost:
-        raise NoValidHost(f"{what}: every candidate was taken meanwhile ({', '.join(lost)})")
+        raise NoValidHost(f"{what}: no candidate could be claimed ({'; '.join(lost)})")
     raise NoValidHost(f"{what}: no host has room")

@@ -3,8 +3,9 @@
 A move's claim is rebuilt from its migration record (source and
 destination node, old and new flavor, claim strategy), so a process that
 did not start the move (the other host, or this one after a crash) can
-finish or undo it. Flavors are claimed on the node's root provider, as the
-tracker claims them at boot.
+finish or undo it. Each resource class of a flavor lies on the provider of
+the node's tree that offers it (the root, or a device child), as a boot
+claims it.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ from rtframework.compute import values as v
 from rtframework.compute.store import ComputeStore
 from rtframework.driver import ComputeDriver, InstanceSpec
 from rtframework.moves import claims, errors, state
+from rtframework.placement import errors as perrors
+from rtframework.placement import types as t
 from rtframework.placement.backend import PlacementBackend
 
 LOG = logging.getLogger(__name__)
@@ -87,9 +90,34 @@ def claim_for(
         migration_uuid=migration.uuid,
         project_id=instance.project_id,
         user_id=instance.user_id,
-        source=claims.on_root(source_root, migration.old_flavor.resources),
-        dest=claims.on_root(dest_root, migration.new_flavor.resources) if dest_root else {},
+        source=place(ctx, source_root, migration.old_flavor.resources),
+        dest=place(ctx, dest_root, migration.new_flavor.resources) if dest_root else {},
     )
+
+
+def place(ctx: MoveContext, root_uuid: str, resources: Mapping[str, int]) -> claims.Alloc:
+    """Where a flavor lies in a node's tree: each class on the root if the
+    root has it, else on the child provider that has it (the one a boot
+    claims it on, such as a device child)."""
+    try:
+        on_root = ctx.backend.get_inventories(root_uuid).inventories
+    except perrors.ProviderNotFound:
+        return claims.on_root(root_uuid, resources)
+    placed: dict[str, dict[str, int]] = {root_uuid: {}}
+    missing = {}
+    for rc, amount in resources.items():
+        (placed[root_uuid] if rc in on_root else missing)[rc] = amount
+    if missing:
+        tree = ctx.backend.list_providers(t.ProviderQuery(in_tree=root_uuid))
+        for provider in sorted(tree, key=lambda p: p.uuid):
+            if provider.uuid == root_uuid:
+                continue
+            offered = ctx.backend.get_inventories(provider.uuid).inventories
+            for rc in [rc for rc in missing if rc in offered]:
+                placed.setdefault(provider.uuid, {})[rc] = missing.pop(rc)
+        # No provider of the tree offers the rest: placement will say so.
+        placed[root_uuid].update(missing)
+    return claims.normalized(placed)
 
 
 def advance(
