@@ -420,11 +420,16 @@ class ResourceTracker:
                     held.setdefault(consumer, {})[uuid] = dict(resources)
             except perrors.ProviderNotFound:
                 continue
-        state.held = held
-        state.nodes_held = {
-            consumer: self._nodes_of(self.backend.get_consumer_allocations(consumer).allocations)
-            for consumer in held
+        # A consumer whose share of this node is what it was keeps its node
+        # count: re-reading every consumer after each boot would cost one
+        # read per instance of the host.
+        nodes_held = {
+            consumer: state.nodes_held[consumer]
+            if state.held.get(consumer) == mine and consumer in state.nodes_held
+            else self._nodes_of(self.backend.get_consumer_allocations(consumer).allocations)
+            for consumer, mine in held.items()
         }
+        state.held, state.nodes_held = held, nodes_held
 
     def _nodes_of(self, allocations: t.Allocations) -> int:
         """How many compute nodes (root providers) ``allocations`` touch."""

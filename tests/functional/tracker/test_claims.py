@@ -185,3 +185,14 @@ def test_periodic_after_claims_heals_nothing_and_goes_quiet(tracker):
 def test_unknown_instance_reference(tracker):
     with pytest.raises(cerrors.InstanceNotFound):
         tracker.delete("nope")
+
+
+def test_periodic_after_a_boot_reads_only_the_new_consumer(tracker):
+    for n in range(3):
+        boot(tracker, f"old{n}", Flavor("tiny", {"VCPU": 1}))
+    tracker.update_available_resource()
+    boot(tracker, "new", Flavor("tiny", {"VCPU": 1}))
+    tracker.stats.reset()
+    tracker.update_available_resource()
+    assert tracker.stats.writes == 0, tracker.stats.by_method
+    assert tracker.stats.by_method["get_consumer_allocations"] == 1, tracker.stats.by_method
