@@ -90,3 +90,19 @@ audit_findings = sa.Table(
     sa.Column("created_at", Timestamp, nullable=False),
     sa.Index("audit_findings_consumer_idx", "consumer_uuid"),
 )
+
+# One row per (consumer, provider) whose allocations changed; before and
+# after are {resource class: amount} on that provider.
+allocation_history = sa.Table(
+    "allocation_history",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("consumer_uuid", UUID, nullable=False),
+    sa.Column("provider_uuid", UUID, nullable=False),
+    sa.Column("before", sa.JSON, nullable=False),
+    sa.Column("after", sa.JSON, nullable=False),
+    sa.Column("who", NAME, nullable=False),
+    sa.Column("why", sa.Text, nullable=False),
+    sa.Column("created_at", Timestamp, nullable=False),
+    sa.Index("allocation_history_consumer_idx", "consumer_uuid"),
+)

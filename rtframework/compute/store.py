@@ -23,6 +23,7 @@ from rtframework import db
 from rtframework.compute import errors, models
 from rtframework.compute import values as v
 from rtframework.compute.values import (
+    AllocationChange,
     AuditFinding,
     ComputeNode,
     Flavor,
@@ -445,6 +446,43 @@ class ComputeStore:
                 AuditFinding(
                     id=r["id"], consumer_uuid=r["consumer_uuid"], host=r["host"],
                     kind=r["kind"], detail=r["detail"], created_at=_from_db(r["created_at"]),
+                )
+                for r in conn.execute(query).mappings()
+            ]
+
+    # -- allocation history ------------------------------------------------
+    def add_allocation_changes(
+        self, changes: Iterable[tuple[str, str, Mapping[str, int], Mapping[str, int]]],
+        *, who: str, why: str,
+    ) -> None:
+        """Record (consumer, provider, before, after) rows in one transaction."""
+        now = _to_db(utcnow())
+        rows = [{"consumer_uuid": c, "provider_uuid": p, "before": dict(b), "after": dict(a),
+                 "who": who[:255], "why": why, "created_at": now}
+                for c, p, b, a in changes]
+        if not rows:
+            return
+        with db.transaction(self.engine) as conn:
+            conn.execute(models.allocation_history.insert(), rows)
+
+    def list_allocation_history(
+        self, *, consumer_uuid: str | None = None, provider_uuid: str | None = None,
+    ) -> list[AllocationChange]:
+        """Recorded allocation changes, oldest first."""
+        table = models.allocation_history
+        query = sa.select(table).order_by(table.c.id)
+        if consumer_uuid is not None:
+            query = query.where(table.c.consumer_uuid == consumer_uuid)
+        if provider_uuid is not None:
+            query = query.where(table.c.provider_uuid == provider_uuid)
+        with db.read(self.engine) as conn:
+            return [
+                AllocationChange(
+                    id=r["id"], consumer_uuid=r["consumer_uuid"],
+                    provider_uuid=r["provider_uuid"],
+                    before={k: int(n) for k, n in r["before"].items()},
+                    after={k: int(n) for k, n in r["after"].items()},
+                    who=r["who"], why=r["why"], created_at=_from_db(r["created_at"]),
                 )
                 for r in conn.execute(query).mappings()
             ]

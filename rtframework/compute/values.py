@@ -123,3 +123,17 @@ class AuditFinding:
     kind: str
     detail: str
     created_at: datetime.datetime
+
+
+@dataclass(frozen=True)
+class AllocationChange:
+    """What one consumer held on one provider before and after a write."""
+
+    id: int
+    consumer_uuid: str
+    provider_uuid: str
+    before: Mapping[str, int]
+    after: Mapping[str, int]
+    who: str  # a host name, 'audit', 'heal', or an operator
+    why: str
+    created_at: datetime.datetime
