@@ -26,7 +26,7 @@ import os_resource_classes as orc
 import os_traits
 from oslo_config import cfg
 
-from rtframework import accounting, heal_rules, retry
+from rtframework import accounting, heal_rules, history, retry
 from rtframework.compute import errors as cerrors
 from rtframework.compute import values as cv
 from rtframework.compute.store import ComputeStore
@@ -116,11 +116,16 @@ def format_resources(resources: Mapping[str, int]) -> str:
 
 def log_allocations(consumer: str, allocations: t.Allocations, verb: str, reason: str,
                     names: Mapping[str, str] | None = None) -> None:
-    """One INFO line per provider whose allocations of ``consumer`` changed."""
+    """One INFO line per provider whose allocations of ``consumer`` changed
+    (and one allocation history entry: ``claimed`` adds, any other verb removes)."""
     for provider, resources in allocations.items():
         name = (names or {}).get(provider, provider)
         LOG.info("%s allocations of consumer %s on provider %s (%s): %s; reason: %s",
                  verb, consumer, name, provider, format_resources(resources), reason)
+    if verb == "claimed":
+        history.note(consumer, {}, allocations, f"{verb}: {reason}")
+    else:
+        history.note(consumer, allocations, {}, f"{verb}: {reason}")
 
 
 def validate_flavor(flavor: Flavor) -> None:

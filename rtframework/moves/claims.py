@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 from oslo_config import cfg
 
-from rtframework import retry
+from rtframework import history, retry
 from rtframework.moves import errors
 from rtframework.placement import types as t
 from rtframework.placement.backend import PlacementBackend
@@ -194,6 +194,7 @@ def log_change(consumer: str, before: t.Allocations, after: t.Allocations, reaso
         if old.get(provider) != new.get(provider):
             LOG.info("allocation of consumer %s on provider %s: %s -> %s (%s)",
                      consumer, provider, old.get(provider, {}), new.get(provider, {}), reason)
+    history.note(consumer, old, new, reason)
 
 
 def _decide_drop(move: MoveClaim, held: _Held) -> dict[str, Alloc]:
