@@ -56,4 +56,4 @@ def register_opts(conf: cfg.ConfigOpts) -> None:
 
 
 def list_opts():
-    return {fake_group: FAKE_OPTS}
+    return [(fake_group, FAKE_OPTS)]
