@@ -7,6 +7,7 @@ writes everything to ``benchmarks/results/<timestamp>.json``.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
 import json
 import os
@@ -20,13 +21,18 @@ from collections.abc import Sequence
 from benchmarks import candidates, claims, growth, memory, periodic
 from benchmarks import environment as env
 from benchmarks.results import Report
+from tests.fixtures.placement_server import PlacementServer
 
+# In this order: the Placement-free ones first (a smoke run starts
+# Placement meanwhile); candidates seeds the shared Placement before claims,
+# which clears only what it wrote itself.
 BENCHMARKS = {
-    "claims": claims.run,
-    "candidates": candidates.run,
     "periodic": periodic.run,
     "memory": memory.run,
+    "candidates": candidates.run,
+    "claims": claims.run,
 }
+USES_PLACEMENT = ("candidates", "claims")
 DEFAULT_ENGINES = ("sqlite", "postgresql")
 RESULTS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
 
@@ -52,6 +58,9 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
                         help="comma-separated benchmarks (default: all)")
     parser.add_argument("--no-placement", action="store_true",
                         help="skip the OpenStack Placement side of every comparison")
+    parser.add_argument("--work-dir", default=None,
+                        help="parent of the run's scratch directory (SQLite files, Placement "
+                        "config and log); default: the system's temp dir")
     parser.add_argument("--results-dir", default=RESULTS_DIR,
                         help="where the JSON file goes (default: benchmarks/results)")
     return parser.parse_args(argv)
@@ -95,23 +104,65 @@ def run(args: argparse.Namespace) -> tuple[Report, str]:
         report.notes.append("OpenStack Placement skipped (--no-placement, or openstack-placement "
                             "not installed): no comparisons with it in this run.")
     started = datetime.datetime.now(datetime.timezone.utc)
-    with tempfile.TemporaryDirectory(prefix="rtf-bench-") as work_dir:
+    with tempfile.TemporaryDirectory(prefix="rtf-bench-", dir=args.work_dir) as work_dir:
         for engine in args.engines:
-            for name in args.only:
+            with contextlib.ExitStack() as stack:
                 began = time.perf_counter()
-                print(f"running {name} on {engine} ...", file=sys.stderr, flush=True)
-                try:
-                    report.extend(BENCHMARKS[name](
-                        engine, os.path.join(work_dir, f"{engine}-{name}"), args.quick,
-                        with_placement))
-                except Exception as exc:  # noqa: BLE001 - one failure must not lose the rest
-                    traceback.print_exc()
-                    report.notes.append(f"{name} on {engine} FAILED: {type(exc).__name__}: {exc}")
-                print(f"  {name} on {engine}: {time.perf_counter() - began:.1f}s",
-                      file=sys.stderr, flush=True)
+                placement = _start_placement(stack, engine, work_dir) if with_placement else None
+                if placement is not None and not args.quick:
+                    # Full runs measure nothing while Placement starts.
+                    _placement_server(report, engine, placement, began)
+                for name in (n for n in BENCHMARKS if n in args.only):
+                    server = _placement_server(report, engine, placement, began) \
+                        if name in USES_PLACEMENT else None
+                    _run_one(report, name, engine, os.path.join(work_dir, f"{engine}-{name}"),
+                             args.quick, server)
     report.extend(growth.summarise(report, args.engines, args.quick))
     path = _write_json(report, args, started, with_placement)
     return report, path
+
+
+def _start_placement(stack: contextlib.ExitStack, engine: str,
+                     work_dir: str) -> env.BackgroundPlacement:
+    """One Placement per engine, shared by the benchmarks, on its own
+    database. It serves concurrent requests on a server database and one
+    at a time on SQLite, where concurrent writers in one Placement process
+    fail with "database is locked"."""
+    started = env.BackgroundPlacement(os.path.join(work_dir, f"{engine}-placement"), engine,
+                                      threaded=engine != "sqlite")
+    stack.callback(started.close)
+    return started
+
+
+def _placement_server(report: Report, engine: str, started: env.BackgroundPlacement | None,
+                      began: float) -> PlacementServer | None:
+    if started is None:
+        return None
+    try:
+        server = started.server()
+    except RuntimeError as exc:
+        report.notes.append(f"Placement on {engine} FAILED to start, compared with "
+                            f"nothing: {exc}")
+        return None
+    mode = "threaded" if engine != "sqlite" else "single-threaded"
+    note = f"Placement on {engine}: {mode} WSGI server on its own database"
+    if note not in " ".join(report.notes):
+        report.notes.append(f"{note}, up {time.perf_counter() - began:.1f}s after the start "
+                            "of this engine's run (db sync included).")
+    return server
+
+
+def _run_one(report: Report, name: str, engine: str, work_dir: str, quick: bool,
+             server: PlacementServer | None) -> None:
+    began = time.perf_counter()
+    print(f"running {name} on {engine} ...", file=sys.stderr, flush=True)
+    try:
+        report.extend(BENCHMARKS[name](engine, work_dir, quick, server))
+    except Exception as exc:  # noqa: BLE001 - one failure must not lose the rest
+        traceback.print_exc()
+        report.notes.append(f"{name} on {engine} FAILED: {type(exc).__name__}: {exc}")
+    print(f"  {name} on {engine}: {time.perf_counter() - began:.1f}s", file=sys.stderr,
+          flush=True)
 
 
 def _write_json(report: Report, args, started: datetime.datetime, with_placement: bool) -> str:

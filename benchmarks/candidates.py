@@ -21,6 +21,7 @@ from benchmarks import seed
 from benchmarks.results import Figure, Report, Verdict, percentile
 from rtframework.placement import types as t
 from rtframework.placement.backend import PlacementBackend
+from tests.fixtures.placement_server import PlacementServer
 
 BENCH = "candidates"
 REQUEST = {"VCPU": 2, "MEMORY_MB": 4096, "DISK_GB": 40}
@@ -31,7 +32,7 @@ API_SAMPLE = 50
 
 def sizes(quick: bool) -> dict:
     if quick:
-        return {"providers": (100, 300), "samples": 3, "unlimited_samples": 2}
+        return {"providers": (20, 60), "samples": 3, "unlimited_samples": 2}
     return {"providers": (1000, 10000), "samples": 25, "unlimited_samples": 7}
 
 
@@ -53,7 +54,8 @@ def _timed(call: Callable[[t.CandidateQuery], t.AllocationCandidates],
     return (time.perf_counter() - began) * 1000, len(found.allocation_requests)
 
 
-def run(engine_name: str, work_dir: str, quick: bool, with_placement: bool) -> Report:
+def run(engine_name: str, work_dir: str, quick: bool,
+        server: PlacementServer | None) -> Report:
     plan = sizes(quick)
     report = Report()
     report.notes.append(
@@ -66,9 +68,7 @@ def run(engine_name: str, work_dir: str, quick: bool, with_placement: bool) -> R
         backends: dict[str, PlacementBackend] = {"sql": env.sql_backend(work_dir, url)}
         stack.callback(backends["sql"].close)
         seeders = {"sql": lambda a, b: seed.seed_sql(url, a, b)}
-        if with_placement:
-            server = stack.enter_context(env.placement(
-                os.path.join(work_dir, "cand-placement"), engine_name, threaded=False))
+        if server is not None:
             backends["placement"] = env.http_backend(work_dir, server.url)
             stack.callback(backends["placement"].close)
             seeders["placement"] = lambda a, b: seed.seed_placement(server.database_url, a, b)
@@ -82,7 +82,7 @@ def run(engine_name: str, work_dir: str, quick: bool, with_placement: bool) -> R
                     time.perf_counter() - began, "s", f"providers {seeded}..{size - 1}"))
             seeded = size
             _measure(report, engine_name, size, backends, plan)
-        _verdicts(report, engine_name, max(plan["providers"]), with_placement)
+        _verdicts(report, engine_name, max(plan["providers"]), server is not None)
         if not quick:
             _api_seeding_rate(report, engine_name, backends, max(plan["providers"]))
     return report

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import threading
 from collections.abc import Iterator
 
 from keystoneauth1 import loading as ks_loading
@@ -46,6 +47,40 @@ def placement(work_dir: str, engine: str, threaded: bool) -> Iterator[PlacementS
     os.makedirs(work_dir, exist_ok=True)
     with running_placement(work_dir, engine, threaded=threaded) as server:
         yield server
+
+
+class BackgroundPlacement:
+    """Placement started on a thread, so that a smoke run can do its
+    Placement-free work meanwhile; ``server()`` waits until it is up."""
+
+    def __init__(self, work_dir: str, engine: str, threaded: bool) -> None:
+        self._ready, self._stop = threading.Event(), threading.Event()
+        self._server: PlacementServer | None = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._serve, args=(work_dir, engine, threaded),
+                                        daemon=True)
+        self._thread.start()
+
+    def _serve(self, work_dir: str, engine: str, threaded: bool) -> None:
+        try:
+            with placement(work_dir, engine, threaded) as server:
+                self._server = server
+                self._ready.set()
+                self._stop.wait()
+        except BaseException as exc:  # noqa: BLE001 - handed to server()
+            self._error = exc
+        finally:
+            self._ready.set()
+
+    def server(self) -> PlacementServer:
+        self._ready.wait()
+        if self._server is None:
+            raise RuntimeError(f"Placement did not start: {self._error}") from self._error
+        return self._server
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join()
 
 
 def new_conf(state_path: str, **groups: dict) -> cfg.ConfigOpts:
