@@ -57,6 +57,8 @@ class LibvirtDriver(ComputeDriver):
 
     # -- connection ------------------------------------------------------
     def init_host(self) -> None:
+        if self._conn is not None:
+            return  # connected already
         try:
             import libvirt
         except ImportError:
@@ -64,19 +66,32 @@ class LibvirtDriver(ComputeDriver):
         libvirt.registerErrorHandler(_silence, None)
         self._libvirt = libvirt
         try:
-            self._conn = libvirt.open(self.uri)
+            conn = libvirt.open(self.uri)
         except libvirt.libvirtError as exc:
             raise DriverError(
                 f"cannot connect to libvirt at {self.uri}: {exc.get_error_message()}") from None
-        self._caps = host.parse_capabilities(self._call("getCapabilities"))
+        try:
+            self._start(conn)
+        except Exception:
+            conn.close()  # a half-checked connection is never used
+            raise
+        self._conn = conn
+        LOG.info("connected to %s: %s host, %s guests", self.uri, self._caps.arch, self._virt_type)
+
+    def _start(self, conn: Any) -> None:
+        """Read what never changes while connected; check the options against it."""
+        try:
+            self._caps = host.parse_capabilities(conn.getCapabilities())
+        except self._libvirt.libvirtError as exc:
+            raise DriverError(f"libvirt getCapabilities on {self.uri}: "
+                              f"{exc.get_error_message()}") from None
         self._virt_type = host.choose_virt_type(self._caps, self._opts.virt_type, self.uri)
-        self._compute_traits = {"COMPUTE_NODE"} | self._domain_capability_traits()
+        self._compute_traits = {"COMPUTE_NODE"} | self._domain_capability_traits(conn)
         try:
             os.makedirs(self._opts.instances_path, exist_ok=True)
         except OSError as exc:
             raise DriverError(f"[libvirt] instances_path {self._opts.instances_path}: "
                               f"{exc.strerror}") from None
-        LOG.info("connected to %s: %s host, %s guests", self.uri, self._caps.arch, self._virt_type)
 
     def cleanup_host(self) -> None:
         if self._conn is not None:
@@ -99,10 +114,10 @@ class LibvirtDriver(ComputeDriver):
             raise DriverError(
                 f"libvirt {method} on {self.uri}: {exc.get_error_message()}") from None
 
-    def _domain_capability_traits(self) -> set[str]:
+    def _domain_capability_traits(self, conn: Any) -> set[str]:
         assert self._caps is not None
         try:
-            xml = self._conn.getDomainCapabilities(None, self._caps.guest_arch, None,
+            xml = conn.getDomainCapabilities(None, self._caps.guest_arch, None,
                                                    self._virt_type)
         except self._libvirt.libvirtError as exc:
             # The test driver and old hypervisors cannot say: claim nothing.

@@ -228,9 +228,12 @@ def test_unreachable_daemon_is_one_clear_line_and_nothing_on_stderr(make_driver,
     assert "libvirt:" not in capfd.readouterr().err
 
 
-def test_virt_type_the_host_does_not_offer_is_refused(make_driver):
+def test_virt_type_the_host_does_not_offer_is_refused(make_driver, conf):
     with pytest.raises(DriverError, match="virt_type 'kvm' is not offered .* offered: test"):
         make_driver(virt_type="kvm")
+    # The refused connection is not kept: every later use fails the same way.
+    with pytest.raises(DriverError, match="virt_type 'kvm' is not offered"):
+        LibvirtDriver(conf, "h1").get_available_nodes()
 
 
 def test_missing_binding_says_how_to_install_it(conf, monkeypatch):
