@@ -1,7 +1,16 @@
-"""Invariants of the accounting, checked against placement and the records.
+"""Invariants of the accounting, checked against placement and the records,
+and the operator's audit and heal.
 
-Each check returns typed findings that say what is wrong and where; it
-changes nothing. ``check_move_invariants`` covers moves:
+The full invariant checker is :mod:`rtframework.invariants`
+(``rtf check``). Here: :func:`audit` (``rtf audit``) lists what an
+operator may have to act on (orphans, missing allocations, non-moving
+instances on several hosts, and the hosts' own audit findings that still
+hold); :func:`delete_orphans` removes orphans, guarded by their consumer
+generation; :func:`heal` (``rtf heal``) re-claims the flavor of an ACTIVE
+instance that holds nothing. Both record what they change in the
+allocation history (who: ``audit`` / ``heal`` unless told otherwise).
+
+``check_move_invariants`` covers moves only:
 
 * while a move runs (migrating, running, finished) both of its halves are
   held exactly as its claim strategy says (a heal that deleted one shows
@@ -13,14 +22,20 @@ changes nothing. ``check_move_invariants`` covers moves:
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 
 from oslo_config import cfg
 
+from rtframework import history, invariants, retry
 from rtframework.compute import values as v
 from rtframework.compute.store import ComputeStore
 from rtframework.moves import claims, common, state
+from rtframework.placement import errors as perrors
+from rtframework.placement import types as t
 from rtframework.placement.backend import PlacementBackend
+
+LOG = logging.getLogger(__name__)
 
 MISSING_MOVE_CLAIM = "missing_move_claim"
 UNEXPECTED_MOVE_CLAIM = "unexpected_move_claim"
@@ -92,3 +107,131 @@ def _halves(ctx: common.MoveContext, migration: v.Migration) -> list[Finding]:
                 f"{consumer} should hold {want} on provider {provider} but holds {have}",
                 provider_uuid=provider, migration_uuid=migration.uuid))
     return found
+
+
+# -- audit, orphan removal, heal ---------------------------------------------------
+# What ``rtf audit`` lists, of the invariant checker's kinds.
+AUDIT_KINDS = frozenset({
+    invariants.ORPHAN, invariants.LEAKED_MIGRATION_CONSUMER, invariants.MISSING_ALLOCATION,
+    invariants.MULTI_HOST_ALLOCATION, invariants.DELETED_INSTANCE_HOLDS,
+    invariants.SHELVED_INSTANCE_HOLDS,
+})
+# Consumers nobody owns: what ``rtf audit --delete`` removes.
+ORPHAN_KINDS = frozenset({invariants.ORPHAN, invariants.LEAKED_MIGRATION_CONSUMER})
+HOST_FINDING_PREFIX = "host_"
+
+
+def audit(
+    backend: PlacementBackend, store: ComputeStore, *, recheck_delay: float = 0.5
+) -> list[invariants.Violation]:
+    """Orphans, missing and multi-host allocations, then the audit findings
+    hosts recorded about consumers that are still wrong (kind ``host_<kind>``)."""
+    found = [f for f in invariants.check(backend, store, recheck_delay=recheck_delay)
+             if f.kind in AUDIT_KINDS]
+    flagged = {f.consumer_uuid for f in found}
+    seen = set()
+    for record in store.list_audit_findings():
+        key = (record.consumer_uuid, record.host, record.kind)
+        if record.consumer_uuid in flagged and key not in seen:
+            seen.add(key)
+            found.append(invariants.Violation(
+                HOST_FINDING_PREFIX + record.kind, record.consumer_uuid, None,
+                f"host {record.host} reported: {record.detail}"))
+    return found
+
+
+@dataclass(frozen=True)
+class Action:
+    """One change audit or heal made (or, in a dry run, would make)."""
+
+    consumer_uuid: str
+    allocations: t.Allocations  # what was removed (orphans) or claimed (heal)
+    done: bool
+    detail: str
+
+
+def delete_orphans(
+    backend: PlacementBackend, store: ComputeStore, findings: list[invariants.Violation],
+    *, who: str = "audit", retries: int = 10,
+) -> list[Action]:
+    """Remove every orphan among ``findings``, each in a consumer-generation
+    guarded write after re-reading that it is still an orphan."""
+    actions = []
+    for consumer in sorted({f.consumer_uuid for f in findings
+                            if f.kind in ORPHAN_KINDS and f.consumer_uuid}):
+        actions.append(_remove_orphan(backend, store, consumer, who, retries))
+    return actions
+
+
+def _still_orphan(store: ComputeStore, consumer: str) -> bool:
+    migrations = store.list_migrations(uuids=[consumer])
+    if migrations:
+        return migrations[0].finished
+    return not store.list_instances(uuids=[consumer])
+
+
+def _remove_orphan(backend: PlacementBackend, store: ComputeStore, consumer: str, who: str,
+                   retries: int) -> Action:
+    def attempt() -> Action:
+        held = backend.get_consumer_allocations(consumer)
+        if not held.allocations:
+            return Action(consumer, {}, False, "holds nothing any more")
+        if not _still_orphan(store, consumer):
+            return Action(consumer, {}, False, "is no longer an orphan")
+        backend.write_allocations([t.AllocationWrite(
+            consumer_uuid=consumer, allocations={}, project_id=held.project_id or "",
+            user_id=held.user_id or "", consumer_generation=held.generation,
+            consumer_type=held.consumer_type or "INSTANCE")])
+        reason = f"orphan removed by {who}"
+        claims.log_change(consumer, held.allocations, {}, reason)
+        return Action(consumer, claims.normalized(held.allocations), True, reason)
+
+    with history.recording(store, who):
+        return retry.on_conflict(attempt, retries, f"remove orphan {consumer}")
+
+
+def heal(
+    backend: PlacementBackend, store: ComputeStore, *, dry_run: bool = False,
+    who: str = "heal", recheck_delay: float = 0.5,
+) -> list[Action]:
+    """Claim its flavor on its own node for every ACTIVE, idle instance that
+    holds nothing. A claim is a write for a new consumer (generation None),
+    so it fails instead of doubling anything written meanwhile."""
+    missing = [f for f in invariants.check(backend, store, recheck_delay=recheck_delay)
+               if f.kind == invariants.MISSING_ALLOCATION and f.consumer_uuid]
+    actions = []
+    for finding in missing:
+        instance = store.get_instance(finding.consumer_uuid)
+        if instance.vm_state != v.ACTIVE or instance.task_state is not None:
+            continue
+        actions.append(_heal_one(backend, store, instance, dry_run, who))
+    return actions
+
+
+def _heal_one(backend: PlacementBackend, store: ComputeStore, instance: v.Instance,
+              dry_run: bool, who: str) -> Action:
+    where = f"{instance.host}/{instance.node}"
+    try:
+        root = store.node_root_uuid(instance.host or "", instance.node or "")
+    except Exception as exc:  # the node is gone: nothing to claim on
+        return Action(instance.uuid, {}, False, f"cannot heal on {where}: {exc}")
+    found = backend.get_allocation_candidates(
+        t.CandidateQuery(resources=dict(instance.flavor.resources), in_tree=root))
+    if not found.allocation_requests:
+        return Action(instance.uuid, {}, False,
+                      f"node {where} has no room for flavor {instance.flavor.name} "
+                      f"{dict(instance.flavor.resources)}")
+    wanted = claims.normalized(found.allocation_requests[0].allocations)
+    reason = f"heal: ACTIVE instance {instance.uuid} ({instance.name}) held nothing on {where}"
+    if dry_run:
+        return Action(instance.uuid, wanted, False, f"would claim ({reason})")
+    try:
+        with history.recording(store, who):
+            backend.put_allocations(instance.uuid, wanted, project_id=instance.project_id,
+                                    user_id=instance.user_id, consumer_generation=None)
+            claims.log_change(instance.uuid, {}, wanted, reason)
+    except perrors.ConsumerGenerationConflict:
+        return Action(instance.uuid, {}, False, "claimed by someone else meanwhile")
+    except perrors.Conflict as exc:
+        return Action(instance.uuid, {}, False, f"refused: {exc}")
+    return Action(instance.uuid, wanted, True, reason)

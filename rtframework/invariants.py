@@ -1,0 +1,299 @@
+"""The accounting invariants, checked over the compute records and placement.
+
+:func:`check` reports every violation of:
+
+1. an ACTIVE instance that is not in a move holds exactly its flavor on its
+   own node's provider tree and nothing anywhere else (``missing_allocation``,
+   ``wrong_allocation``, ``multi_host_allocation``; the last also for other
+   live instances that are not moving);
+2. an instance in a move holds source and destination as the claim strategy
+   of its migration record says (``missing_move_claim``,
+   ``unexpected_move_claim``; a move between the two writes of a step is only
+   required to stay within its source and destination trees);
+3. no provider's usage exceeds (total - reserved) * allocation_ratio
+   (``over_capacity``);
+4. DELETED and SHELVED_OFFLOADED instances hold nothing
+   (``deleted_instance_holds``, ``shelved_instance_holds``), finished
+   migrations hold nothing (``leaked_migration_consumer``), and every consumer
+   is an instance or an unfinished migration (``orphan``);
+5. a provider's usage equals the sum of its consumers' allocations
+   (``usage_mismatch``).
+
+A check is a snapshot of a moving system: records and placement are two
+databases read one after the other, and a move or a delete between those
+reads looks exactly like a violation (an instance marked DELETED a moment
+before its claim is removed). No single transaction can span both stores,
+so the check is taken twice instead: the first pass finds candidates, a
+second full pass ``recheck_delay`` seconds later re-reads everything, and
+only findings that are present, identical (same amounts), in both passes
+are reported. An operation in flight finishes or moves on in between and
+its finding changes or disappears; a real violation stays put.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from rtframework.compute import values as v
+from rtframework.compute.store import ComputeStore
+from rtframework.moves import claims
+from rtframework.placement import errors as perrors
+from rtframework.placement import types as t
+from rtframework.placement.backend import PlacementBackend
+
+MISSING_ALLOCATION = "missing_allocation"
+WRONG_ALLOCATION = "wrong_allocation"
+MULTI_HOST_ALLOCATION = "multi_host_allocation"
+MISSING_MOVE_CLAIM = "missing_move_claim"
+UNEXPECTED_MOVE_CLAIM = "unexpected_move_claim"
+OVER_CAPACITY = "over_capacity"
+DELETED_INSTANCE_HOLDS = "deleted_instance_holds"
+SHELVED_INSTANCE_HOLDS = "shelved_instance_holds"
+LEAKED_MIGRATION_CONSUMER = "leaked_migration_consumer"
+ORPHAN = "orphan"
+USAGE_MISMATCH = "usage_mismatch"
+
+KINDS = (MISSING_ALLOCATION, WRONG_ALLOCATION, MULTI_HOST_ALLOCATION, MISSING_MOVE_CLAIM,
+         UNEXPECTED_MOVE_CLAIM, OVER_CAPACITY, DELETED_INSTANCE_HOLDS, SHELVED_INSTANCE_HOLDS,
+         LEAKED_MIGRATION_CONSUMER, ORPHAN, USAGE_MISMATCH)
+
+# Statuses in which a move certainly holds both halves; in the others
+# (pre-migrating, confirming, ...) it may be on either side of a write.
+HOLDING_STATUSES = frozenset({"migrating", "running", "finished", "post-migrating"})
+
+Alloc = dict[str, dict[str, int]]
+
+
+@dataclass(frozen=True)
+class Violation:
+    """One broken invariant: what, which consumer and provider, the numbers."""
+
+    kind: str
+    consumer_uuid: str | None
+    provider_uuid: str | None
+    detail: str
+
+    def __str__(self) -> str:
+        return f"{self.kind}: {self.detail}"
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """Everything the checks look at, read once."""
+
+    instances: Mapping[str, v.Instance]
+    migrations: Mapping[str, v.Migration]
+    node_roots: Mapping[tuple[str, str], str]  # (host, node) -> root provider
+    root_of: Mapping[str, str]  # provider -> its root
+    names: Mapping[str, str]  # provider -> name
+    inventories: Mapping[str, Mapping[str, t.Inventory]]
+    usages: Mapping[str, Mapping[str, int]]
+    held: Mapping[str, Alloc]  # consumer -> provider -> class -> amount
+    taken_at: float = field(default_factory=time.monotonic)
+
+    def moves_of(self, instance_uuid: str) -> list[v.Migration]:
+        return [m for m in self.migrations.values()
+                if m.instance_uuid == instance_uuid and not m.finished]
+
+
+def take_snapshot(backend: PlacementBackend, store: ComputeStore) -> Snapshot:
+    """Read the records, then every provider's inventory, usage and allocations."""
+    instances = {i.uuid: i for i in store.list_instances()}
+    migrations = {m.uuid: m for m in store.list_migrations()}
+    node_roots = {(n.host, n.nodename): n.uuid for n in store.list_compute_nodes()}
+    root_of, names, inventories, usages = {}, {}, {}, {}
+    held: dict[str, Alloc] = {}
+    for provider in backend.list_providers():
+        try:
+            inventories[provider.uuid] = backend.get_inventories(provider.uuid).inventories
+            usages[provider.uuid] = backend.get_provider_usages(provider.uuid)
+            on_it = backend.get_provider_allocations(provider.uuid)
+        except perrors.ProviderNotFound:
+            continue  # deleted while we read: it held nothing
+        root_of[provider.uuid] = provider.root_uuid or provider.uuid
+        names[provider.uuid] = provider.name
+        for consumer, resources in on_it.items():
+            kept = {rc: int(n) for rc, n in resources.items() if n}
+            if kept:
+                held.setdefault(consumer, {})[provider.uuid] = kept
+    return Snapshot(instances, migrations, node_roots, root_of, names, inventories, usages, held)
+
+
+def check_snapshot(snap: Snapshot) -> list[Violation]:
+    """Every violation visible in one snapshot (no re-check)."""
+    found: list[Violation] = []
+    found += _consumers(snap)
+    for instance in snap.instances.values():
+        moves = snap.moves_of(instance.uuid)
+        if moves:
+            for migration in moves:
+                found += _move(snap, instance, migration)
+        elif instance.task_state is None:
+            found += _resting(snap, instance)
+    found += _providers(snap)
+    return found
+
+
+def check(
+    backend: PlacementBackend, store: ComputeStore, *, recheck_delay: float = 0.5
+) -> list[Violation]:
+    """Violations seen in two passes ``recheck_delay`` seconds apart (see the
+    module docstring); ``recheck_delay`` < 0 reports a single pass."""
+    first = check_snapshot(take_snapshot(backend, store))
+    if not first or recheck_delay < 0:
+        return first
+    time.sleep(recheck_delay)
+    second = set(check_snapshot(take_snapshot(backend, store)))
+    return [f for f in first if f in second]
+
+
+# -- the checks ------------------------------------------------------------------
+def _fmt(alloc: Mapping[str, Mapping[str, int]]) -> str:
+    return "{" + ", ".join(
+        f"{p}: " + ", ".join(f"{rc}={n}" for rc, n in sorted(res.items()))
+        for p, res in sorted(alloc.items())) + "}"
+
+
+def _consumers(snap: Snapshot) -> list[Violation]:
+    """Invariant 4: who may hold anything at all."""
+    found = []
+    for consumer, alloc in sorted(snap.held.items()):
+        migration = snap.migrations.get(consumer)
+        instance = snap.instances.get(consumer)
+        if migration is not None:
+            if migration.finished:
+                found.append(Violation(
+                    LEAKED_MIGRATION_CONSUMER, consumer, None,
+                    f"{migration.migration_type} {consumer} of instance "
+                    f"{migration.instance_uuid} is {migration.status} but still holds "
+                    f"{_fmt(alloc)}"))
+        elif instance is None:
+            found.append(Violation(ORPHAN, consumer, None,
+                                   f"consumer {consumer} is neither an instance nor a "
+                                   f"migration and holds {_fmt(alloc)}"))
+        elif instance.vm_state in (v.DELETED, v.SHELVED_OFFLOADED):
+            kind = DELETED_INSTANCE_HOLDS if instance.vm_state == v.DELETED \
+                else SHELVED_INSTANCE_HOLDS
+            found.append(Violation(kind, consumer, None,
+                                   f"{instance.vm_state} instance {consumer} "
+                                   f"({instance.name}) holds {_fmt(alloc)}"))
+    return found
+
+
+def _tree_of(snap: Snapshot, host: str | None, node: str | None) -> str | None:
+    return snap.node_roots.get((host or "", node or ""))
+
+
+def _resting(snap: Snapshot, instance: v.Instance) -> list[Violation]:
+    """Invariant 1: an instance not in a move."""
+    if instance.vm_state in (v.DELETED, v.SHELVED_OFFLOADED, v.BUILDING):
+        return []
+    held = snap.held.get(instance.uuid, {})
+    own = _tree_of(snap, instance.host, instance.node)
+    found = []
+    outside = {p: r for p, r in held.items() if snap.root_of.get(p) != own}
+    if outside:
+        found.append(Violation(
+            MULTI_HOST_ALLOCATION, instance.uuid, sorted(outside)[0],
+            f"{instance.vm_state} instance {instance.uuid} ({instance.name}) of "
+            f"{instance.host}/{instance.node} is not moving but holds {_fmt(outside)} "
+            "outside its own node's tree"))
+    if instance.vm_state != v.ACTIVE:
+        return found
+    inside = claims.summed({p: r for p, r in held.items() if p not in outside})
+    total: dict[str, int] = {}
+    for resources in inside.values():
+        for rc, n in resources.items():
+            total[rc] = total.get(rc, 0) + n
+    wanted = {rc: int(n) for rc, n in instance.flavor.resources.items() if n}
+    if not total:
+        found.append(Violation(
+            MISSING_ALLOCATION, instance.uuid, own,
+            f"ACTIVE instance {instance.uuid} ({instance.name}) on "
+            f"{instance.host}/{instance.node} holds nothing there; its flavor "
+            f"{instance.flavor.name} needs {_fmt({own or '?': wanted})}"))
+    elif total != wanted:
+        found.append(Violation(
+            WRONG_ALLOCATION, instance.uuid, own,
+            f"ACTIVE instance {instance.uuid} ({instance.name}) holds {total} on its "
+            f"node {instance.host}/{instance.node}; its flavor {instance.flavor.name} "
+            f"is {wanted}"))
+    return found
+
+
+def _move(snap: Snapshot, instance: v.Instance, migration: v.Migration) -> list[Violation]:
+    """Invariant 2: an instance in a move and its migration consumer."""
+    if instance.vm_state == v.DELETED:
+        return []  # invariant 4 covers what it still holds
+    source = _tree_of(snap, migration.source_host, migration.source_node)
+    dest = _tree_of(snap, migration.dest_host, migration.dest_node)
+    consumers = {instance.uuid: snap.held.get(instance.uuid, {}),
+                 migration.uuid: snap.held.get(migration.uuid, {})}
+    found = []
+    if migration.status in HOLDING_STATUSES and source and dest:
+        move = claims.MoveClaim(
+            instance_uuid=instance.uuid, migration_uuid=migration.uuid,
+            project_id=instance.project_id, user_id=instance.user_id,
+            source=claims.on_root(source, migration.old_flavor.resources),
+            dest=claims.on_root(dest, migration.new_flavor.resources))
+        strategy = claims.STRATEGIES[migration.claim_strategy](None)  # type: ignore[arg-type]
+        for consumer, wanted in strategy.holding(move).items():
+            have_all = _by_root(snap, consumers[consumer])
+            for provider in sorted(set(wanted) | set(have_all)):
+                want, have = wanted.get(provider, {}), have_all.get(provider, {})
+                if want == have:
+                    continue
+                short = any(have.get(rc, 0) < n for rc, n in want.items())
+                found.append(Violation(
+                    MISSING_MOVE_CLAIM if short else UNEXPECTED_MOVE_CLAIM, consumer, provider,
+                    f"{migration.migration_type} {migration.uuid} of instance {instance.uuid} "
+                    f"is {migration.status} ({migration.claim_strategy}): consumer {consumer} "
+                    f"should hold {want} on provider {provider} but holds {have}"))
+        return found
+    allowed = {source, dest} - {None}
+    for consumer, alloc in consumers.items():
+        outside = {p: r for p, r in alloc.items() if snap.root_of.get(p) not in allowed}
+        if outside:
+            found.append(Violation(
+                UNEXPECTED_MOVE_CLAIM, consumer, sorted(outside)[0],
+                f"{migration.migration_type} {migration.uuid} of instance {instance.uuid} is "
+                f"{migration.status}: consumer {consumer} holds {_fmt(outside)} outside its "
+                "source and destination"))
+    return found
+
+
+def _by_root(snap: Snapshot, alloc: Alloc) -> Alloc:
+    """Allocations summed per root provider (moves claim flavors on roots;
+    a nested child's share counts for its node)."""
+    return claims.summed(*({snap.root_of.get(p, p): r} for p, r in alloc.items()))
+
+
+def _providers(snap: Snapshot) -> list[Violation]:
+    """Invariants 3 and 5, provider by provider."""
+    found = []
+    sums: dict[str, dict[str, int]] = {}
+    for alloc in snap.held.values():
+        for provider, resources in alloc.items():
+            slot = sums.setdefault(provider, {})
+            for rc, n in resources.items():
+                slot[rc] = slot.get(rc, 0) + n
+    for provider, inventories in sorted(snap.inventories.items()):
+        used = {rc: int(n) for rc, n in snap.usages.get(provider, {}).items() if n}
+        name = snap.names.get(provider, provider)
+        for rc, amount in sorted(used.items()):
+            inventory = inventories.get(rc)
+            if inventory is not None and amount > inventory.capacity:
+                found.append(Violation(
+                    OVER_CAPACITY, None, provider,
+                    f"provider {name} ({provider}) uses {amount} {rc} of capacity "
+                    f"{inventory.capacity:g} (total {inventory.total}, reserved "
+                    f"{inventory.reserved}, ratio {inventory.allocation_ratio:g})"))
+        summed = sums.get(provider, {})
+        if used != summed:
+            found.append(Violation(
+                USAGE_MISMATCH, None, provider,
+                f"provider {name} ({provider}) reports usage {used} but its consumers' "
+                f"allocations add up to {summed}"))
+    return found
