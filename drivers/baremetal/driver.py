@@ -99,9 +99,10 @@ class BaremetalDriver(ComputeDriver):
         node = self.catalogue().find(nodename)
         effective = dataclasses.replace(node, provision_state=self._provision_state(node))
         reason = reservation_reason(effective, self._occupant(node), self._known())
-        if self._last_reason.get(node.uuid, "unset") != reason:
+        # Logged when it changes, not on every periodic run.
+        if node.uuid not in self._last_reason or self._last_reason[node.uuid] != reason:
             LOG.info("bare-metal node %s (%s) %s", node.name, node.uuid,
-                     f"reserved: {reason}" if reason else "may be offered")
+                     f"reserved: {reason}" if reason else "not reserved")
             self._last_reason[node.uuid] = reason
         root = tree.find_by_name(nodename).uuid
         tree.update_inventory(root, {
