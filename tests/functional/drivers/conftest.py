@@ -1,14 +1,12 @@
 """Hosts that run a real bundled driver, each with its own configuration
-(as separate machines would), trackers on one test database and the sql
-placement backend."""
+(as separate machines would), trackers on one test database (the functional
+``store`` fixture) and the sql placement backend."""
 
 from __future__ import annotations
 
-import pytest
 from oslo_config import cfg
 
 from rtframework import conf as rtconf
-from rtframework.compute.store import ComputeStore
 from rtframework.compute.values import Flavor, Instance
 from rtframework.driver import ComputeDriver
 from rtframework.moves.common import MoveContext
@@ -16,14 +14,6 @@ from rtframework.tracker import ResourceTracker
 from tests.functional.placement.conftest import sql_backend  # noqa: F401
 
 PROJECT, USER = "proj", "user"
-
-
-@pytest.fixture
-def store(conf, config, database_url):
-    config.config(connection=database_url, group="database")
-    s = ComputeStore.from_conf(conf)
-    yield s
-    s.close()
 
 
 def host_conf(driver_cls: type[ComputeDriver], group: str, **opts) -> cfg.ConfigOpts:
