@@ -161,6 +161,15 @@ def get_migration(ctx: MoveContext, uuid: str) -> v.Migration:
         raise errors.MoveError(str(exc)) from exc
 
 
+def get_migration_of(ctx: MoveContext, uuid: str, migration_type: str) -> v.Migration:
+    """A migration that must be of ``migration_type``."""
+    migration = get_migration(ctx, uuid)
+    if migration.migration_type != migration_type:
+        raise errors.MoveError(f"migration {migration.uuid} is a {migration.migration_type}, "
+                               f"not a {migration_type}")
+    return migration
+
+
 def begin(
     ctx: MoveContext,
     instance: v.Instance,

@@ -54,7 +54,8 @@ def start(ctx: MoveContext, instance_ref: str, *, to_host: str | None = None) ->
 
 def rebuild(ctx: MoveContext, migration_uuid: str) -> v.Migration:
     """Start the guest on the destination; the instance lives there now."""
-    migration = common.advance(ctx, _evacuation(ctx, migration_uuid), state.MIGRATING)
+    migration = common.get_migration_of(ctx, migration_uuid, state.EVACUATION)
+    migration = common.advance(ctx, migration, state.MIGRATING)
     instance = ctx.store.get_instance(migration.instance_uuid)
     ctx.spawn(migration.dest_host, instance, migration.dest_node, instance.flavor)
     common.update_instance(
@@ -91,11 +92,3 @@ def source_returned(ctx: MoveContext, migration: v.Migration) -> v.Migration:
         "and the instance lives elsewhere")
     ctx.destroy(migration.source_host, instance, migration.source_node)
     return common.advance(ctx, migration, state.DONE)
-
-
-def _evacuation(ctx: MoveContext, migration_uuid: str) -> v.Migration:
-    migration = common.get_migration(ctx, migration_uuid)
-    if migration.migration_type != state.EVACUATION:
-        raise errors.MoveError(f"migration {migration.uuid} is a {migration.migration_type}, "
-                               "not an evacuation")
-    return migration

@@ -50,7 +50,7 @@ def complete(ctx: MoveContext, migration_uuid: str) -> v.Migration:
     The instance record moves first: from then on a crash is finished
     forward by recovery (the destination is where the guest runs).
     """
-    migration = _live(ctx, migration_uuid)
+    migration = common.get_migration_of(ctx, migration_uuid, state.LIVE)
     if migration.status == state.DONE:
         return migration
     instance = ctx.store.get_instance(migration.instance_uuid)
@@ -76,7 +76,7 @@ def finish_complete(ctx: MoveContext, migration: v.Migration) -> v.Migration:
 def rollback(ctx: MoveContext, migration_uuid: str, *, abort: bool = False) -> v.Migration:
     """Give up (``failed``) or abort (``cancelled``): the guest stays on the
     source and only the source half remains."""
-    migration = _live(ctx, migration_uuid)
+    migration = common.get_migration_of(ctx, migration_uuid, state.LIVE)
     status = state.CANCELLED if abort else state.FAILED
     if migration.status == status:
         return migration
@@ -92,11 +92,3 @@ def rollback(ctx: MoveContext, migration_uuid: str, *, abort: bool = False) -> v
     ctx.destroy(migration.dest_host, instance, migration.dest_node)
     return common.fail(ctx, migration.uuid, status=status,
                        reason=f"live-migration {migration.uuid} {status}")
-
-
-def _live(ctx: MoveContext, migration_uuid: str) -> v.Migration:
-    migration = common.get_migration(ctx, migration_uuid)
-    if migration.migration_type != state.LIVE:
-        raise errors.MoveError(f"migration {migration.uuid} is a {migration.migration_type}, "
-                               "not a live-migration")
-    return migration

@@ -119,19 +119,29 @@ def rollback(ctx: MoveContext, migration_uuid: str, reason: str) -> v.Migration:
 
 def confirm(ctx: MoveContext, migration_uuid: str) -> v.Migration:
     """Keep the destination. Confirming a confirmed move changes nothing."""
-    migration = common.get_migration(ctx, migration_uuid)
-    _check_kind(migration)
+    migration = _take(ctx, migration_uuid, state.CONFIRMING, state.CONFIRMED,
+                      (state.REVERTING, state.REVERTED), errors.AlreadyReverted)
     if migration.status == state.CONFIRMED:
         return migration
-    if migration.status in (state.REVERTING, state.REVERTED):
-        raise errors.AlreadyReverted(
-            f"{migration.migration_type} {migration.uuid} is {migration.status}; "
-            "it cannot be confirmed")
-    if migration.status == state.FINISHED:
-        migration = common.advance(ctx, migration, state.CONFIRMING)
-    elif migration.status != state.CONFIRMING:
-        state.check(migration.uuid, migration.migration_type, migration.status, state.CONFIRMING)
     return finish_confirm(ctx, migration)
+
+
+def _take(ctx: MoveContext, migration_uuid: str, going: str, done: str,
+          other_way: tuple[str, ...], refused: type[errors.MoveError]) -> v.Migration:
+    """The record of a verify-resize move, moved to ``going`` (confirming or
+    reverting) unless it is there or ``done`` already; ``refused`` if the
+    move went ``other_way``."""
+    migration = common.get_migration(ctx, migration_uuid)
+    if migration.migration_type not in (state.COLD, state.RESIZE):
+        raise errors.MoveError(
+            f"migration {migration.uuid} is a {migration.migration_type}; only cold "
+            "migrations and resizes are confirmed or reverted")
+    if migration.status in (going, done):
+        return migration
+    if migration.status in other_way:
+        raise refused(f"{migration.migration_type} {migration.uuid} is {migration.status}; "
+                      f"it cannot be {done}")
+    return common.advance(ctx, migration, going)
 
 
 def finish_confirm(ctx: MoveContext, migration: v.Migration) -> v.Migration:
@@ -151,18 +161,10 @@ def finish_confirm(ctx: MoveContext, migration: v.Migration) -> v.Migration:
 def revert(ctx: MoveContext, migration_uuid: str) -> v.Migration:
     """Go back to the source and the old flavor. Reverting a confirmed move
     is AlreadyConfirmed and changes nothing."""
-    migration = common.get_migration(ctx, migration_uuid)
-    _check_kind(migration)
+    migration = _take(ctx, migration_uuid, state.REVERTING, state.REVERTED,
+                      (state.CONFIRMING, state.CONFIRMED), errors.AlreadyConfirmed)
     if migration.status == state.REVERTED:
         return migration
-    if migration.status in (state.CONFIRMING, state.CONFIRMED):
-        raise errors.AlreadyConfirmed(
-            f"{migration.migration_type} {migration.uuid} is {migration.status}; "
-            "it cannot be reverted")
-    if migration.status == state.FINISHED:
-        migration = common.advance(ctx, migration, state.REVERTING)
-    elif migration.status != state.REVERTING:
-        state.check(migration.uuid, migration.migration_type, migration.status, state.REVERTING)
     return finish_revert(ctx, migration)
 
 
@@ -185,10 +187,3 @@ def finish_revert(ctx: MoveContext, migration: v.Migration) -> v.Migration:
             ctx.spawn(migration.source_host, instance, migration.source_node,
                       migration.old_flavor)
     return common.advance(ctx, migration, state.REVERTED)
-
-
-def _check_kind(migration: v.Migration) -> None:
-    if migration.migration_type not in (state.COLD, state.RESIZE):
-        raise errors.MoveError(
-            f"migration {migration.uuid} is a {migration.migration_type}; only cold "
-            "migrations and resizes are confirmed or reverted")
