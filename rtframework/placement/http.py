@@ -313,7 +313,7 @@ class HTTPBackend(contract.PlacementBackend):
     def write_allocations(self, writes: Sequence[t.AllocationWrite]) -> None:
         # Always POST /allocations, even for one consumer: one request shape,
         # one set of semantics (all or nothing, empty means remove).
-        writes = list(writes)
+        writes = [w for w in writes if not self._nothing_to_write(w)]
         if not writes:
             return
         body = {
@@ -335,6 +335,19 @@ class HTTPBackend(contract.PlacementBackend):
                 LOG.info("allocation written: consumer %s on provider %s: %s "
                          "(consumer generation %s)", w.consumer_uuid, provider,
                          dict(resources), w.consumer_generation)
+
+    def _nothing_to_write(self, w: t.AllocationWrite) -> bool:
+        """A consumer believed new that is to hold nothing, and is unknown.
+
+        Placement would create its consumer record and, as no allocation row
+        refers to it, keep it: an invisible consumer at generation 0 that
+        refuses the next write naming generation None. Leaving it out of the
+        request is the same outcome without that record. A consumer that
+        does hold something stays in, so Placement reports the conflict.
+        """
+        if w.allocations or w.consumer_generation is not None:
+            return False
+        return not self.get_consumer_allocations(w.consumer_uuid).allocations
 
     def delete_allocations(self, consumer_uuid: str) -> None:
         # A consumer that holds nothing is unknown to Placement (404); for
