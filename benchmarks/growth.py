@@ -25,9 +25,14 @@ def _series(report: Report, bench: str, engine: str, label: str, sizes, cost_cas
     last = report.find(bench, engine, cost_case(large))
     if first is None or last is None or not first.value:
         return
-    ratio = per_item(large, last.value) / per_item(small, first.value)
     size_ratio = large / small
     case = f"{bench} {label} {small}->{large}"
+    if "SKIPPED" in last.detail:
+        report.verdicts.append(Verdict(
+            BENCH, engine, f"{case}: cost ratio <= size ratio {size_ratio:g} (linear or better)",
+            "not measured: over the per-call budget", False))
+        return
+    ratio = per_item(large, last.value) / per_item(small, first.value)
     report.figures.append(Figure(BENCH, engine, case, ratio, "x",
                                  f"size ratio {size_ratio:g}"))
     report.verdicts.append(Verdict(
