@@ -19,7 +19,9 @@ def load_class(namespace: str, name: str, what: str, error: type[Exception]) -> 
     whose message lists what is installed.
     """
     try:
-        manager = driver.DriverManager(namespace, name, invoke_on_load=False)
+        # The unknown-name case is reported below, with what is installed.
+        manager = driver.DriverManager(namespace, name, invoke_on_load=False,
+                                       warn_on_missing_entrypoint=False)
     except exception.NoMatches:
         raise error(
             f"unknown {what} {name!r}; installed: {', '.join(installed(namespace)) or 'none'}"

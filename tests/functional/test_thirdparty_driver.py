@@ -30,7 +30,8 @@ def site_dir(tmp_path):
 
 
 def _rtf(site, ini, *args):
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")]))
+    path = os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")])
+    env = dict(os.environ, PYTHONPATH=path)
     return subprocess.run([sys.executable, "-m", "rtframework.cmd.main", "--config-file", str(ini),
                            *args], capture_output=True, text=True, env=env, timeout=120)
 
