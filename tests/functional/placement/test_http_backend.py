@@ -66,3 +66,14 @@ def test_errors_keep_placements_detail(http_backend):
     assert "POST /allocations" in str(exc.value)
     assert f"'VCPU' on resource provider '{rp.uuid}'" in str(exc.value)
     assert "exceed the capacity" in str(exc.value)
+
+
+def test_the_sample_config_builds_a_keystone_backend():
+    sample = os.path.join(os.path.dirname(__file__), "..", "..", "..", "etc", "rtframework",
+                          "placement-http.conf")
+    conf = rtconf.load([sample])
+    backend = contract.load_backend(conf)
+    assert isinstance(backend, HTTPBackend)
+    assert backend.adapter.service_type == "placement"
+    assert backend.adapter.interface == ["internal", "public"]
+    assert type(backend.adapter.auth).__name__ == "Password"
