@@ -22,6 +22,9 @@ LOG = logging.getLogger(__name__)
 
 
 class RtfApp(App):
+    # Usage lines say "rtf" however the program was started (python -m ...).
+    NAME = "rtf"
+
     def __init__(self) -> None:
         super().__init__(
             description="rtframework: resource accounting that stays right while instances move",
