@@ -26,12 +26,14 @@ def rtf(tmp_path, database_url, capsys):
         "[fake_driver]\nvcpus = 4\nmemory_mb = 4096\ndisk_gb = 40\n")
 
     def run(*args):
+        # Each cliff run adds its console handler to the root logger; a real
+        # process runs once, so start from none and put the others back.
         root = logging.getLogger()
         handlers = list(root.handlers)
+        root.handlers[:] = []
         try:
             code = main(["--config-file", str(ini), *args])
         finally:
-            # Each cliff run adds its console handler; a real process runs once.
             root.handlers[:] = handlers
         out, err = capsys.readouterr()
         return code, out, err

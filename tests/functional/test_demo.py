@@ -16,6 +16,7 @@ def test_demo_runs_in_a_fresh_directory_and_tells_the_story(tmp_path, monkeypatc
     monkeypatch.delenv("RTF_CONFIG_FILE", raising=False)
     monkeypatch.chdir(tmp_path)
     handlers = list(logging.getLogger().handlers)
+    logging.getLogger().handlers[:] = []
     try:
         assert main(["demo"]) == 0
     finally:
