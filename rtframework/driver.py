@@ -103,7 +103,8 @@ def load_driver(conf: cfg.ConfigOpts, host: str, name: str | None = None) -> Com
     The driver's options are registered and validated before it is built,
     so a bad value fails here, naming the option.
     """
-    from rtframework import conf as rtconf, plugins
+    from rtframework import conf as rtconf
+    from rtframework import plugins
 
     name = name or conf.compute_driver
     driver_cls = plugins.load_class(NAMESPACE, name, "compute driver", DriverLoadError)

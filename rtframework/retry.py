@@ -44,5 +44,6 @@ def on_conflict(
                 raise RetriesExhausted(
                     f"{what}: still conflicting after {retries + 1} attempts: {exc}"
                 ) from exc
-            LOG.debug("%s: generation conflict (%s), re-reading (attempt %d)", what, exc, number + 2)
+            LOG.debug("%s: generation conflict (%s), re-reading (attempt %d)",
+                      what, exc, number + 2)
     raise AssertionError("unreachable")

@@ -14,7 +14,8 @@ class DriversList(Lister):
 
     def take_action(self, parsed_args):
         rows = []
-        for ep in sorted(importlib.metadata.entry_points(group=driver.NAMESPACE), key=lambda e: e.name):
+        found = importlib.metadata.entry_points(group=driver.NAMESPACE)
+        for ep in sorted(found, key=lambda e: e.name):
             dist = ep.dist.name if ep.dist else ""
             rows.append((ep.name, ep.value, dist))
         return ("Name", "Entry point", "Distribution"), rows

@@ -77,9 +77,18 @@ _INITIAL_HELP = (
 )
 
 ratio_opts = [
-    cfg.FloatOpt("cpu_allocation_ratio", min=0.0001, help=_RATIO_HELP.format(rc="VCPU", name="cpu")),
-    cfg.FloatOpt("ram_allocation_ratio", min=0.0001, help=_RATIO_HELP.format(rc="MEMORY_MB", name="ram")),
-    cfg.FloatOpt("disk_allocation_ratio", min=0.0001, help=_RATIO_HELP.format(rc="DISK_GB", name="disk")),
+    cfg.FloatOpt(
+        "cpu_allocation_ratio", min=0.0001,
+        help=_RATIO_HELP.format(rc="VCPU", name="cpu"),
+    ),
+    cfg.FloatOpt(
+        "ram_allocation_ratio", min=0.0001,
+        help=_RATIO_HELP.format(rc="MEMORY_MB", name="ram"),
+    ),
+    cfg.FloatOpt(
+        "disk_allocation_ratio", min=0.0001,
+        help=_RATIO_HELP.format(rc="DISK_GB", name="disk"),
+    ),
     cfg.FloatOpt(
         "initial_cpu_allocation_ratio", default=4.0, min=0.0001,
         help=_INITIAL_HELP.format(rc="VCPU", name="cpu"),
