@@ -52,7 +52,10 @@ inventories = sa.Table(
     sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
     sa.Column("resource_provider_id", sa.Integer, sa.ForeignKey("resource_providers.id"),
               nullable=False),
-    sa.Column("resource_class", NAME, nullable=False, index=True),
+    # No index on resource_class alone: without statistics SQLite would
+    # pick it over the unique (provider, class) key and scan every provider
+    # of the class per candidate tree.
+    sa.Column("resource_class", NAME, nullable=False),
     sa.Column("total", sa.Integer, nullable=False),
     sa.Column("reserved", sa.Integer, nullable=False),
     sa.Column("min_unit", sa.Integer, nullable=False),

@@ -75,18 +75,34 @@ def bump_generation(conn: sa.Connection, row, expected: int) -> int:
     return expected + 1
 
 
+# Built once: constructing SQLAlchemy expressions costs more than running
+# these small queries, and the hot paths (candidates, allocation writes)
+# call them on every request.
+_IDS = sa.bindparam("ids", expanding=True)
+_INVENTORIES = (
+    sa.select(m.inventories).where(m.inventories.c.resource_provider_id.in_(_IDS))
+    .order_by(m.inventories.c.resource_class)
+)
+_USAGES = (
+    sa.select(m.allocations.c.resource_provider_id, m.allocations.c.resource_class,
+              sa.func.sum(m.allocations.c.used))
+    .where(m.allocations.c.resource_provider_id.in_(_IDS))
+    .group_by(m.allocations.c.resource_provider_id, m.allocations.c.resource_class)
+)
+_TRAITS = (
+    sa.select(m.provider_traits.c.resource_provider_id, m.provider_traits.c.trait)
+    .where(m.provider_traits.c.resource_provider_id.in_(_IDS))
+)
+
+
 def inventories_of(
     conn: sa.Connection, provider_ids: Iterable[int]
 ) -> dict[int, dict[str, t.Inventory]]:
-    inv = m.inventories
     result: dict[int, dict[str, t.Inventory]] = {}
     ids = list(provider_ids)
     if not ids:
         return result
-    rows = conn.execute(
-        sa.select(inv).where(inv.c.resource_provider_id.in_(ids)).order_by(inv.c.resource_class)
-    )
-    for row in rows:
+    for row in conn.execute(_INVENTORIES, {"ids": ids}):
         result.setdefault(row.resource_provider_id, {})[row.resource_class] = to_inventory(row)
     return result
 
@@ -101,16 +117,10 @@ def to_inventory(row) -> t.Inventory:
 
 def usages_of(conn: sa.Connection, provider_ids: Iterable[int]) -> dict[tuple[int, str], int]:
     """(provider id, class) -> amount allocated, for classes with usage."""
-    a = m.allocations
     ids = list(provider_ids)
     if not ids:
         return {}
-    rows = conn.execute(
-        sa.select(a.c.resource_provider_id, a.c.resource_class, sa.func.sum(a.c.used))
-        .where(a.c.resource_provider_id.in_(ids))
-        .group_by(a.c.resource_provider_id, a.c.resource_class)
-    )
-    return {(pid, rc): int(used) for pid, rc, used in rows}
+    return {(pid, rc): int(used) for pid, rc, used in conn.execute(_USAGES, {"ids": ids})}
 
 
 def custom_names(conn: sa.Connection, table: sa.Table, names: Iterable[str]) -> set[str]:
@@ -147,14 +157,10 @@ def insert_ignoring_duplicates(conn: sa.Connection, table: sa.Table, rows: list[
 
 
 def traits_of(conn: sa.Connection, provider_ids: Iterable[int]) -> dict[int, frozenset[str]]:
-    pt = m.provider_traits
     ids = list(provider_ids)
     found: dict[int, set[str]] = {i: set() for i in ids}
     if ids:
-        for pid, trait in conn.execute(
-            sa.select(pt.c.resource_provider_id, pt.c.trait)
-            .where(pt.c.resource_provider_id.in_(ids))
-        ):
+        for pid, trait in conn.execute(_TRAITS, {"ids": ids}):
             found[pid].add(trait)
     return {pid: frozenset(names) for pid, names in found.items()}
 

@@ -59,7 +59,6 @@ def upgrade() -> None:
         sa.UniqueConstraint("resource_provider_id", "resource_class",
                             name="uq_inventories_resource_provider_id_resource_class"),
     )
-    op.create_index("ix_inventories_resource_class", "inventories", ["resource_class"])
     op.create_table(
         "consumers",
         sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
