@@ -44,7 +44,7 @@ DELETED_INSTANCE_HOLDS = "deleted_instance_holds"
 
 # Statuses in which a move certainly holds both halves; the ones in
 # between (pre-migrating, confirming, ...) may be on either side of a write.
-HOLDING_STATUSES = frozenset({state.MIGRATING, state.RUNNING, state.FINISHED, "post-migrating"})
+HOLDING_STATUSES = frozenset({state.MIGRATING, state.RUNNING, state.FINISHED})
 
 
 @dataclass(frozen=True)

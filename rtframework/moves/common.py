@@ -11,7 +11,7 @@ claims it.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -222,8 +222,9 @@ def claim_destination(
     """Pick a destination and hold the move's double claim on it.
 
     Each candidate is written into the record before it is claimed, so a
-    crash in between leaves a record that names every provider the move
-    may hold. A candidate lost to a race makes way for the next one.
+    crash in between leaves a record naming the destination the move may
+    hold (recovery can undo it). A candidate lost to a race makes way for
+    the next one.
     """
     if to_host is not None and to_host == exclude_host:
         raise errors.MoveError(
@@ -270,7 +271,6 @@ def fail(
     *,
     status: str = state.ERROR,
     reason: str,
-    undo_instance: Callable[[v.Instance], None] | None = None,
 ) -> v.Migration:
     """Roll a move back: allocations end on the source only (or nowhere if
     the instance was deleted), the instance is released, the record closed."""
@@ -280,9 +280,6 @@ def fail(
     strategy_for(ctx, migration).revert(claim_for(ctx, migration), reason=reason)
     instance = ctx.store.get_instance(migration.instance_uuid)
     if instance.vm_state != v.DELETED:
-        if undo_instance is not None:
-            undo_instance(instance)
-        else:
-            update_instance(ctx, instance.uuid, expected_task_state=instance.task_state,
-                            task_state=None)
+        update_instance(ctx, instance.uuid, expected_task_state=instance.task_state,
+                        task_state=None)
     return advance(ctx, migration, status)

@@ -6,7 +6,8 @@ by the recorded status, so that allocations end on exactly one side:
 
 * not yet at verify-resize (pre-migrating, migrating; a live migration
   accepted or running whose guest has not switched hosts): roll back to
-  the source;
+  the source; but a migrating move whose instance record already lives on
+  the destination is recorded as finished;
 * a live migration whose instance already lives on the destination:
   complete it;
 * confirming / reverting: finish the confirm / the revert;
@@ -73,6 +74,9 @@ def _decide(ctx: MoveContext, host: str, migration: v.Migration):
         return "finished the confirm", resize.finish_confirm(ctx, migration)
     if status == state.REVERTING:
         return "finished the revert", resize.finish_revert(ctx, migration)
+    if status == state.MIGRATING and _moved(ctx, migration):
+        # Stopped between moving the instance record and recording it.
+        return "recorded the finished move", common.advance(ctx, migration, state.FINISHED)
     if kind == state.EVACUATION:
         if status == state.FINISHED:
             if migration.source_host != host:
@@ -88,3 +92,13 @@ def _decide(ctx: MoveContext, host: str, migration: v.Migration):
     if status == state.FINISHED:
         return "left for the user to confirm or revert", None
     return "rolled back to the source", resize.rollback(ctx, migration.uuid, reason)
+
+
+def _moved(ctx: MoveContext, migration: v.Migration) -> bool:
+    """The instance record says the guest lives on the destination now."""
+    instance = ctx.store.get_instance(migration.instance_uuid)
+    if instance.vm_state == v.DELETED or instance.task_state is not None:
+        return False
+    if instance.host != migration.dest_host or instance.node != migration.dest_node:
+        return False
+    return migration.migration_type == state.EVACUATION or instance.vm_state == v.RESIZED

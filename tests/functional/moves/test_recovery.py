@@ -120,3 +120,23 @@ def test_interrupted_evacuation_rolls_back_when_the_source_returns(two_hosts):
     assert [r.new_status for r in reconcile(two_hosts, "a")] == ["error"]
     assert two_hosts.usages() == {"a": F, "b": {}}
     assert two_hosts.store.get_instance(vm.uuid).host == two_hosts.host("a")
+
+
+@pytest.mark.parametrize("kind", ["migrate", "evacuate"])
+def test_a_move_stopped_after_the_instance_moved_is_recorded_finished(two_hosts, kind):
+    vm = two_hosts.boot("a", F)
+    b = two_hosts.host("b")
+    if kind == "migrate":
+        mig = resize.migrate(two_hosts.ctx, migrate.start(two_hosts.ctx, vm.uuid, to_host=b).uuid)
+        moved = {"vm_state": v.RESIZED}
+    else:
+        two_hosts.store.set_forced_down(two_hosts.host("a"), True)
+        mig = evacuate.start(two_hosts.ctx, vm.uuid, to_host=b)
+        mig = two_hosts.store.update_migration(mig.uuid, status="migrating")
+        moved = {}
+    # The instance record moved, then the process died.
+    two_hosts.store.update_instance(vm.uuid, host=b, node=b, task_state=None, **moved)
+    done = reconcile(two_hosts, "b")
+    assert [(r.old_status, r.new_status) for r in done] == [("migrating", "finished")]
+    assert two_hosts.usages() == {"a": F, "b": F}
+    assert audit.check_move_invariants(two_hosts.backend, two_hosts.store, two_hosts.conf) == []
