@@ -266,31 +266,33 @@ class HTTPBackend(contract.PlacementBackend):
         return self.set_inventories(uuid, generation, rest)
 
     # -- traits and aggregates of a provider -----------------------------
-    def get_provider_traits(self, uuid: str) -> t.ProviderTraits:
-        body = self._request("GET", f"/resource_providers/{uuid}/traits", Kind.PROVIDER_TRAITS)
-        return t.ProviderTraits(generation=body["resource_provider_generation"],
-                                traits=frozenset(body["traits"]))
+    # Both are a set of names under the provider, read and replaced with
+    # the provider generation in the same body shape.
+    def _get_set(self, uuid: str, name: str, kind: Kind) -> tuple[int, frozenset[str]]:
+        body = self._request("GET", f"/resource_providers/{uuid}/{name}", kind)
+        return body["resource_provider_generation"], frozenset(body[name])
 
-    def set_provider_traits(self, uuid: str, generation: int, traits: frozenset[str]) -> int:
-        body = self._request(
-            "PUT", f"/resource_providers/{uuid}/traits", Kind.PROVIDER_TRAITS,
-            json={"resource_provider_generation": generation, "traits": sorted(traits)},
-        )
+    def _put_set(self, uuid: str, name: str, kind: Kind, generation: int,
+                 values: frozenset[str]) -> int:
+        body = self._request("PUT", f"/resource_providers/{uuid}/{name}", kind, json={
+            "resource_provider_generation": generation, name: sorted(values)})
         return body["resource_provider_generation"]
 
+    def get_provider_traits(self, uuid: str) -> t.ProviderTraits:
+        generation, traits = self._get_set(uuid, "traits", Kind.PROVIDER_TRAITS)
+        return t.ProviderTraits(generation=generation, traits=traits)
+
+    def set_provider_traits(self, uuid: str, generation: int, traits: frozenset[str]) -> int:
+        return self._put_set(uuid, "traits", Kind.PROVIDER_TRAITS, generation, traits)
+
     def get_provider_aggregates(self, uuid: str) -> t.ProviderAggregates:
-        body = self._request("GET", f"/resource_providers/{uuid}/aggregates", Kind.AGGREGATES)
-        return t.ProviderAggregates(generation=body["resource_provider_generation"],
-                                    aggregates=frozenset(body["aggregates"]))
+        generation, aggregates = self._get_set(uuid, "aggregates", Kind.AGGREGATES)
+        return t.ProviderAggregates(generation=generation, aggregates=aggregates)
 
     def set_provider_aggregates(
         self, uuid: str, generation: int, aggregates: frozenset[str]
     ) -> int:
-        body = self._request(
-            "PUT", f"/resource_providers/{uuid}/aggregates", Kind.AGGREGATES,
-            json={"resource_provider_generation": generation, "aggregates": sorted(aggregates)},
-        )
-        return body["resource_provider_generation"]
+        return self._put_set(uuid, "aggregates", Kind.AGGREGATES, generation, aggregates)
 
     # -- allocations -----------------------------------------------------
     def get_consumer_allocations(self, consumer_uuid: str) -> t.ConsumerAllocations:

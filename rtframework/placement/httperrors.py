@@ -132,4 +132,9 @@ def _bad_request(low: str, kind: Kind) -> type[errors.PlacementError]:
             return errors.ProviderNotFound
         if "inventory for" in low or "invalid" in low and "inventory" in low:
             return errors.InvalidAllocation
+    # Query filters (providers, candidates) naming what does not exist.
+    if "no such trait" in low:
+        return errors.TraitNotFound
+    if "no such resource class" in low:
+        return errors.ResourceClassNotFound
     return errors.InvalidRequest

@@ -60,6 +60,10 @@ CASES = [
      Kind.ALLOCATIONS, errors.ProviderNotFound),
     (400, UNDEFINED, "Unable to create resource provider \"x\", 1: parent provider UUID does "
      "not exist.", Kind.PROVIDER, errors.ProviderNotFound),
+    (400, UNDEFINED, "No such trait(s): CUSTOM_X.", Kind.QUERY, errors.TraitNotFound),
+    (400, UNDEFINED, "Invalid resource class in resources parameter: No such resource class "
+     "CUSTOM_Y.", Kind.QUERY, errors.ResourceClassNotFound),
+    (400, UNDEFINED, "Invalid query string parameters", Kind.QUERY, errors.InvalidRequest),
     (503, None, "Service Unavailable", Kind.QUERY, errors.BackendUnavailable),
 ]
 
