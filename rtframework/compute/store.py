@@ -108,6 +108,15 @@ class ComputeStore:
     def close(self) -> None:
         self.engine.dispose()
 
+    def _one(self, key: sa.Column, value: str, not_found: type[errors.NotFound],
+             message: str) -> Mapping[str, Any]:
+        """The row of ``key.table`` whose ``key`` is ``value``."""
+        with db.read(self.engine) as conn:
+            row = conn.execute(sa.select(key.table).where(key == value)).mappings().first()
+        if row is None:
+            raise not_found(message)
+        return row
+
     # -- instances ---------------------------------------------------------
     def create_instance(
         self,
@@ -143,13 +152,8 @@ class ComputeStore:
         return _instance(row)
 
     def get_instance(self, uuid: str) -> Instance:
-        with db.read(self.engine) as conn:
-            row = conn.execute(
-                sa.select(models.instances).where(models.instances.c.uuid == uuid)
-            ).mappings().first()
-        if row is None:
-            raise errors.InstanceNotFound(f"instance {uuid} not found")
-        return _instance(row)
+        return _instance(self._one(models.instances.c.uuid, uuid, errors.InstanceNotFound,
+                                   f"instance {uuid} not found"))
 
     def lookup_instance(self, ref: str) -> Instance:
         """An instance by uuid, or by name when exactly one has it."""
@@ -276,13 +280,8 @@ class ComputeStore:
         return _migration(row)
 
     def get_migration(self, uuid: str) -> Migration:
-        with db.read(self.engine) as conn:
-            row = conn.execute(
-                sa.select(models.migrations).where(models.migrations.c.uuid == uuid)
-            ).mappings().first()
-        if row is None:
-            raise errors.MigrationNotFound(f"migration {uuid} not found")
-        return _migration(row)
+        return _migration(self._one(models.migrations.c.uuid, uuid, errors.MigrationNotFound,
+                                    f"migration {uuid} not found"))
 
     def list_migrations(
         self,
@@ -343,13 +342,9 @@ class ComputeStore:
         return _compute_node(row)
 
     def get_compute_node(self, uuid: str) -> ComputeNode:
-        with db.read(self.engine) as conn:
-            row = conn.execute(
-                sa.select(models.compute_nodes).where(models.compute_nodes.c.uuid == uuid)
-            ).mappings().first()
-        if row is None:
-            raise errors.ComputeNodeNotFound(f"compute node {uuid} not found")
-        return _compute_node(row)
+        return _compute_node(self._one(models.compute_nodes.c.uuid, uuid,
+                                       errors.ComputeNodeNotFound,
+                                       f"compute node {uuid} not found"))
 
     def list_compute_nodes(self, *, host: str | None = None) -> list[ComputeNode]:
         table = models.compute_nodes
@@ -396,13 +391,8 @@ class ComputeStore:
         return self.get_service(host)
 
     def get_service(self, host: str) -> Service:
-        with db.read(self.engine) as conn:
-            row = conn.execute(
-                sa.select(models.services).where(models.services.c.host == host)
-            ).mappings().first()
-        if row is None:
-            raise errors.ServiceNotFound(f"no service for host {host!r}")
-        return _service(row)
+        return _service(self._one(models.services.c.host, host, errors.ServiceNotFound,
+                                  f"no service for host {host!r}"))
 
     def list_services(self) -> list[Service]:
         with db.read(self.engine) as conn:
