@@ -1,0 +1,108 @@
+"""The sql backend's schema: migrations, auto_sync, SQLite settings."""
+
+from __future__ import annotations
+
+import logging
+import uuid
+
+import pytest
+import sqlalchemy as sa
+from alembic.autogenerate import compare_metadata
+from alembic.runtime.migration import MigrationContext
+
+from rtframework import db
+from rtframework.placement import types as t
+from rtframework.placement.sql import backend as sql_backend
+from rtframework.placement.sql import models
+
+
+@pytest.fixture
+def placement_conf(conf, config, database_url):
+    config.config(connection=database_url, group="placement_database")
+    return conf
+
+
+def test_migrations_create_exactly_the_models(placement_conf):
+    sql_backend.sync_schema(placement_conf)
+    engine = db.engine_for(placement_conf, "placement_database")
+    try:
+        with engine.connect() as conn:
+            diff = compare_metadata(MigrationContext.configure(conn), models.metadata)
+        # The version table is alembic's own.
+        diff = [d for d in diff if not (d[0] == "remove_table"
+                                        and d[1].name == sql_backend.VERSION_TABLE)]
+        assert diff == []
+        assert db.current_revision(sql_backend.SCRIPT_LOCATION, engine,
+                                   sql_backend.VERSION_TABLE) == "0001"
+    finally:
+        engine.dispose()
+
+
+def test_sync_is_idempotent(placement_conf):
+    sql_backend.sync_schema(placement_conf)
+    sql_backend.sync_schema(placement_conf)
+
+
+def test_auto_sync_off_leaves_the_database_alone(placement_conf, config):
+    config.config(auto_sync=False, group="placement_database")
+    backend = sql_backend.SQLBackend(placement_conf)
+    try:
+        assert "resource_providers" not in sa.inspect(backend.engine).get_table_names()
+    finally:
+        backend.close()
+
+
+def test_auto_sync_creates_the_schema(placement_conf):
+    backend = sql_backend.SQLBackend(placement_conf)
+    try:
+        names = set(sa.inspect(backend.engine).get_table_names())
+        assert {"resource_providers", "inventories", "allocations", "consumers",
+                sql_backend.VERSION_TABLE} <= names
+    finally:
+        backend.close()
+
+
+@pytest.mark.sqlite_only
+def test_embedded_default_is_a_wal_sqlite_file_under_state_path(conf, tmp_path, db_engine_name):
+    if db_engine_name != "sqlite":
+        pytest.skip("checks the embedded SQLite default")
+    backend = sql_backend.SQLBackend(conf)
+    try:
+        assert backend.engine.url.database == str(tmp_path / "placement.sqlite")
+        with backend.engine.connect() as c:
+            assert c.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+    finally:
+        backend.close()
+
+
+def test_shrinking_below_usage_warns_with_numbers(placement_conf, caplog):
+    backend = sql_backend.SQLBackend(placement_conf)
+    try:
+        rp = backend.create_provider(f"rp-{uuid.uuid4().hex}")
+        gen = backend.set_inventories(rp.uuid, 0, {"VCPU": t.Inventory(8)})
+        backend.put_allocations(str(uuid.uuid4()), {rp.uuid: {"VCPU": 6}}, project_id="p",
+                                user_id="u", consumer_generation=None)
+        with caplog.at_level(logging.WARNING, logger="rtframework.placement.sql"):
+            backend.set_inventory(rp.uuid, gen + 1, "VCPU", t.Inventory(4))
+        warning = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+        assert any(rp.uuid in m and "used 6 > capacity 4" in m for m in warning)
+    finally:
+        backend.close()
+
+
+def test_allocation_changes_are_logged_at_info(placement_conf, caplog):
+    backend = sql_backend.SQLBackend(placement_conf)
+    try:
+        rp = backend.create_provider(f"rp-{uuid.uuid4().hex}")
+        backend.set_inventories(rp.uuid, 0, {"VCPU": t.Inventory(8)})
+        consumer = str(uuid.uuid4())
+        with caplog.at_level(logging.INFO, logger="rtframework.placement.sql"):
+            backend.put_allocations(consumer, {rp.uuid: {"VCPU": 2}}, project_id="p",
+                                    user_id="u", consumer_generation=None)
+            backend.delete_allocations(consumer)
+        lines = [r.getMessage() for r in caplog.records if consumer in r.getMessage()]
+        assert len(lines) == 2
+        assert all(rp.uuid in line for line in lines)
+        assert "claimed" in lines[0] and "deleted by operator" in lines[1]
+    finally:
+        backend.close()
