@@ -20,13 +20,13 @@ def _row(instance: Instance) -> tuple:
             instance.project_id)
 
 
-def parse_resources(text: str) -> dict[str, int]:
-    """``VCPU=2,MEMORY_MB=512`` -> {"VCPU": 2, "MEMORY_MB": 512}."""
+def parse_resources(text: str, option: str = "--resources") -> dict[str, int]:
+    """``VCPU=2,MEMORY_MB=512`` -> {"VCPU": 2, "MEMORY_MB": 512}; errors name ``option``."""
     found: dict[str, int] = {}
     for item in filter(None, (part.strip() for part in text.split(","))):
         rc, sep, amount = item.partition("=")
         if not sep or not amount.strip().isdigit():
-            raise ValueError(f"--resources wants CLASS=AMOUNT[,CLASS=AMOUNT...], got {item!r}")
+            raise ValueError(f"{option} wants CLASS=AMOUNT[,CLASS=AMOUNT...], got {item!r}")
         found[rc.strip().upper()] = int(amount)
     return found
 
