@@ -67,7 +67,7 @@ class Resize(_MoveCommand):
         return parser
 
     def take_action(self, parsed_args):
-        resources = parse_resources(parsed_args.flavor)
+        resources = parse_resources(parsed_args.flavor, "--flavor")
         if not resources:
             raise ValueError("--flavor names no resources")
         name = parsed_args.flavor_name or "-".join(

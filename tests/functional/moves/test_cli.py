@@ -89,7 +89,7 @@ def test_live_migrate_abort_leaves_the_source(cli, capsys):
 @pytest.mark.parametrize("argv, message", [
     (["migrate", "vm", "--to", "a"], "is on host 'a' already"),
     (["migrate", "ghost"], "no instance with uuid or name 'ghost'"),
-    (["resize", "vm", "--flavor", "VCPU=two"], "CLASS=AMOUNT"),
+    (["resize", "vm", "--flavor", "VCPU=two"], "--flavor wants CLASS=AMOUNT"),
     (["evacuate", "vm"], "is up; only instances of a host that is down"),
     (["confirm", "00000000-0000-0000-0000-000000000000"], "not found"),
 ])
