@@ -194,15 +194,10 @@ class ComputeStore:
         uuids: Iterable[str] | None = None,
     ) -> list[Instance]:
         table = models.instances
-        query = sa.select(table).order_by(table.c.created_at, table.c.uuid)
-        if host is not None:
-            query = query.where(table.c.host == host)
-        if node is not None:
-            query = query.where(table.c.node == node)
-        if vm_states is not None:
-            query = query.where(table.c.vm_state.in_(list(vm_states)))
-        if uuids is not None:
-            query = query.where(table.c.uuid.in_(list(uuids)))
+        query = _filtered(
+            sa.select(table).order_by(table.c.created_at, table.c.uuid),
+            equal={table.c.host: host, table.c.node: node},
+            among={table.c.vm_state: vm_states, table.c.uuid: uuids})
         with db.read(self.engine) as conn:
             return [_instance(r) for r in conn.execute(query).mappings()]
 
@@ -294,17 +289,13 @@ class ComputeStore:
     ) -> list[Migration]:
         """Migrations, oldest first; ``host`` matches source or destination."""
         table = models.migrations
-        query = sa.select(table).order_by(table.c.created_at, table.c.uuid)
-        if instance_uuid is not None:
-            query = query.where(table.c.instance_uuid == instance_uuid)
+        query = _filtered(
+            sa.select(table).order_by(table.c.created_at, table.c.uuid),
+            equal={table.c.instance_uuid: instance_uuid},
+            among={table.c.status: statuses, table.c.uuid: uuids,
+                   table.c.instance_uuid: instance_uuids})
         if host is not None:
             query = query.where(sa.or_(table.c.source_host == host, table.c.dest_host == host))
-        if statuses is not None:
-            query = query.where(table.c.status.in_(list(statuses)))
-        if uuids is not None:
-            query = query.where(table.c.uuid.in_(list(uuids)))
-        if instance_uuids is not None:
-            query = query.where(table.c.instance_uuid.in_(list(instance_uuids)))
         with db.read(self.engine) as conn:
             return [_migration(r) for r in conn.execute(query).mappings()]
 
@@ -426,11 +417,8 @@ class ComputeStore:
         consumer_uuid: str | None = None,
     ) -> list[AuditFinding]:
         table = models.audit_findings
-        query = sa.select(table).order_by(table.c.id)
-        for column, wanted in ((table.c.host, host), (table.c.kind, kind),
-                               (table.c.consumer_uuid, consumer_uuid)):
-            if wanted is not None:
-                query = query.where(column == wanted)
+        query = _filtered(sa.select(table).order_by(table.c.id), equal={
+            table.c.host: host, table.c.kind: kind, table.c.consumer_uuid: consumer_uuid})
         with db.read(self.engine) as conn:
             return [
                 AuditFinding(
@@ -479,6 +467,21 @@ class ComputeStore:
 
 
 # -- row helpers ---------------------------------------------------------------
+def _filtered(
+    query: sa.Select,
+    equal: Mapping[sa.Column, Any] = {},  # noqa: B006 - read only
+    among: Mapping[sa.Column, Iterable[Any] | None] = {},  # noqa: B006 - read only
+) -> sa.Select:
+    """``query`` restricted to the given values; None means "any"."""
+    for column, wanted in equal.items():
+        if wanted is not None:
+            query = query.where(column == wanted)
+    for column, values in among.items():
+        if values is not None:
+            query = query.where(column.in_(list(values)))
+    return query
+
+
 def _compare_and_swap(
     conn: sa.Connection,
     table: sa.Table,
