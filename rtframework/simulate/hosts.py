@@ -1,0 +1,167 @@
+"""One simulated compute host: its configuration, tracker and loops.
+
+A host runs its periodic resource update as fast as it can, and the
+operations the driver loop gives it. In process mode :func:`process_main`
+is the whole life of a host process: reconcile the moves a kill
+interrupted (as ``rtf compute run`` does at start), then both loops.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import random
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from oslo_config import cfg
+
+from rtframework import conf as rtconf
+from rtframework import history
+from rtframework.compute.store import ComputeStore
+from rtframework.moves import recovery
+from rtframework.moves.common import MoveContext
+from rtframework.placement.backend import load_backend
+from rtframework.simulate import chaos, ops
+from rtframework.tracker import ResourceTracker
+from rtframework_drivers.fake.driver import FakeDriver
+
+LOG = logging.getLogger(__name__)
+
+# (group or None for DEFAULT, option, value)
+Settings = Sequence[tuple[str | None, str, Any]]
+
+
+def build_conf(settings: Settings) -> cfg.ConfigOpts:
+    """A fresh ConfigOpts with the fake driver's options and ``settings``."""
+    conf = rtconf.new_conf()
+    conf([], project="rtframework", default_config_files=[])
+    FakeDriver.register_opts(conf)
+    for group, name, value in settings:
+        conf.set_override(name, value, group=group)
+    return conf
+
+
+@dataclass(frozen=True)
+class Faults:
+    """Fault injection of a host (chaos); rate 0 injects nothing."""
+
+    db_fault_rate: float = 0.0
+    seed: int = 0
+
+
+class Host:
+    """A host's tracker over its own engines (faults go only there)."""
+
+    def __init__(self, conf: cfg.ConfigOpts, name: str, on_conflict, faults: Faults,
+                 drivers: dict | None = None) -> None:
+        self.name = name
+        self.conf = conf
+        self.backend = chaos.ConflictCounter(load_backend(conf), on_conflict)
+        self.store = ComputeStore.from_conf(conf)
+        self.driver = FakeDriver(conf, name)
+        self.tracker = ResourceTracker(conf, name, self.driver, self.backend, self.store)
+        self.drivers = drivers if drivers is not None else {}
+        self.drivers[name] = self.driver
+        self.ctx = MoveContext(conf, self.backend, self.store, self.drivers)
+        self.pass_lock = threading.Lock()
+        self.passes = 0
+        self.failed_passes = 0
+        # Faults are off while an operation without crash recovery runs
+        # (see ops.KILLABLE): they would leave it half done for good.
+        self._quiet = threading.local()
+        self.faults_on = faults.db_fault_rate > 0
+        for engine in (self.backend.wrapped.engine, self.store.engine):
+            chaos.relax_durability(engine)
+        if self.faults_on:
+            rng = random.Random(f"{faults.seed}/{name}")
+            for engine in (self.backend.wrapped.engine, self.store.engine):
+                chaos.install_db_faults(engine, faults.db_fault_rate, rng, self._faulty)
+
+    def _faulty(self) -> bool:
+        return self.faults_on and not getattr(self._quiet, "on", False)
+
+    def reconcile(self, attempts: int = 5) -> None:
+        """Finish or undo this host's interrupted moves (retried: faults)."""
+        for attempt in range(attempts):
+            try:
+                with history.recording(self.store, self.name):
+                    recovery.reconcile(self.ctx, self.name)
+                return
+            except ops.EXPECTED as exc:
+                LOG.warning("reconcile of %s failed (attempt %d): %s", self.name, attempt + 1,
+                            exc)
+
+    def periodic(self) -> None:
+        with self.pass_lock, history.recording(self.store, self.name):
+            try:
+                self.tracker.update_available_resource()
+            except ops.EXPECTED as exc:
+                self.failed_passes += 1
+                LOG.warning("periodic run of %s failed: %s", self.name, exc)
+            self.passes += 1
+
+    def execute(self, op: ops.Op, env: ops.HostEnv) -> str:
+        self._quiet.on = op.kind not in ops.KILLABLE
+        try:
+            with history.recording(self.store, self.name):
+                return ops.execute(op, env)
+        finally:
+            self._quiet.on = False
+
+    def close(self) -> None:
+        self.backend.wrapped.close()
+        self.store.close()
+
+
+def _exit_with(parent: int) -> None:
+    """End this host when the soak that started it is gone (a fork server's
+    children outlive their real parent otherwise)."""
+    while True:
+        time.sleep(1.0)
+        try:
+            os.kill(parent, 0)
+        except OSError:
+            os._exit(1)
+
+
+def process_main(settings: Settings, name: str, inbox, results, conflicts, faults: Faults,
+                 quiet: bool, pause: float = 0.0, parent: int | None = None) -> None:
+    """A host process: reconcile, then periodic runs and operations until told to stop."""
+    if parent is not None:
+        threading.Thread(target=_exit_with, args=(parent,), daemon=True).start()
+    logging.basicConfig(level=logging.ERROR if quiet else logging.WARNING,
+                        format=f"%(asctime)s {name} %(levelname)s %(name)s: %(message)s")
+
+    def on_conflict() -> None:
+        with conflicts.get_lock():
+            conflicts.value += 1
+
+    host = Host(build_conf(settings), name, on_conflict, faults)
+    host.reconcile()
+    host.periodic()
+    results.put(("ready", name, None))
+    stop = threading.Event()
+
+    def loop() -> None:
+        while not stop.is_set():
+            host.periodic()
+            if host.passes <= 4:
+                results.put(("periodic", name, host.passes))
+            stop.wait(pause)
+
+    threading.Thread(target=loop, name=f"periodic-{name}", daemon=True).start()
+    env = ops.HostEnv(host.ctx, {name: host.tracker})
+    while True:
+        op = inbox.get()
+        if op is None:
+            break
+        results.put(("done", name, (op.number, host.execute(op, env))))
+    stop.set()
+
+
+def trackers(hosts: Mapping[str, Host]) -> dict[str, ResourceTracker]:
+    return {name: h.tracker for name, h in hosts.items()}

@@ -1,0 +1,126 @@
+"""The invariant checker running beside a soak, and what it samples.
+
+Every pass takes a snapshot (:func:`rtframework.invariants.take_snapshot`);
+findings are confirmed by a second snapshot ``recheck_delay`` later, as
+``rtf check`` does. Consecutive snapshots also give each host's used VCPU
+over time (the plot) and the allocation flips: an instance that is ACTIVE,
+idle and on the same host in two snapshots, whose record did not change
+in between, yet whose set of providers did (a heal taking an allocation
+away and something putting it back, for instance).
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from rtframework import invariants
+from rtframework.compute import values as v
+
+LOG = logging.getLogger(__name__)
+
+
+@dataclass
+class Observations:
+    violations: dict[invariants.Violation, int] = field(default_factory=dict)  # -> times seen
+    flips: collections.Counter = field(default_factory=collections.Counter)  # instance -> n
+    samples: list[tuple[float, dict[str, int]]] = field(default_factory=list)  # (t, host->vcpu)
+    passes: int = 0
+    errors: int = 0
+
+
+def _resting(snap: invariants.Snapshot) -> dict[str, tuple]:
+    """instance -> (record fingerprint, provider set) for ACTIVE idle ones."""
+    out = {}
+    for instance in snap.instances.values():
+        if instance.vm_state != v.ACTIVE or instance.task_state is not None \
+                or snap.moves_of(instance.uuid):
+            continue
+        out[instance.uuid] = ((instance.host, instance.node, instance.updated_at),
+                              frozenset(snap.held.get(instance.uuid, {})))
+    return out
+
+
+def vcpu_by_host(snap: invariants.Snapshot) -> dict[str, int]:
+    used: dict[str, int] = collections.defaultdict(int)
+    for (host, _node), root in snap.node_roots.items():
+        used[host] += int(snap.usages.get(root, {}).get("VCPU", 0))
+    return dict(used)
+
+
+class Monitor:
+    """Checks in a thread until stopped; ``observations`` holds the results."""
+
+    def __init__(self, snapshot: Callable[[], invariants.Snapshot], *, recheck_delay: float,
+                 interval: float = 0.0, counted_kinds: Iterable[str] | None = None) -> None:
+        self._snapshot = snapshot
+        self._recheck = recheck_delay
+        self._interval = interval
+        # Kinds that count as violations (None: all); others are only logged.
+        self.counted_kinds = None if counted_kinds is None else frozenset(counted_kinds)
+        self.observations = Observations()
+        self.transient: collections.Counter = collections.Counter()  # kind -> n (not counted)
+        self._stop = threading.Event()
+        self._started = time.monotonic()
+        self._previous: dict[str, tuple] = {}  # trusted observations
+        self._pending: dict[str, tuple] = {}  # the last snapshot's, not yet trusted
+        self._thread = threading.Thread(target=self._loop, name="invariant-checker",
+                                        daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            try:
+                self.check_once()
+            except Exception as exc:  # a failed read is not a finding
+                self.observations.errors += 1
+                LOG.warning("invariant check failed: %s", exc)
+            self._stop.wait(self._interval)
+
+    def _take(self) -> invariants.Snapshot:
+        snap = self._snapshot()
+        obs = self.observations
+        obs.samples.append((time.monotonic() - self._started, vcpu_by_host(snap)))
+        now = _resting(snap)
+        # An observation counts once the next snapshot, whose records are
+        # read after this one's allocations, shows the same record: no
+        # operation on the instance began while its allocations were read.
+        trusted = {uuid: seen for uuid, seen in self._pending.items()
+                   if uuid in now and now[uuid][0] == seen[0]}
+        for uuid, (record, providers) in trusted.items():
+            before = self._previous.get(uuid)
+            if before is not None and before[0] == record and before[1] != providers:
+                obs.flips[uuid] += 1
+        self._previous = trusted
+        self._pending = now
+        return snap
+
+    def check_once(self) -> list[invariants.Violation]:
+        """One confirmed check; returns the violations it counted."""
+        first = invariants.check_snapshot(self._take())
+        self.observations.passes += 1
+        if not first:
+            return []
+        time.sleep(self._recheck)
+        second = set(invariants.check_snapshot(self._take()))
+        confirmed = [f for f in first if f in second]
+        counted = []
+        for finding in confirmed:
+            if self.counted_kinds is None or finding.kind in self.counted_kinds:
+                counted.append(finding)
+                self.observations.violations[finding] = \
+                    self.observations.violations.get(finding, 0) + 1
+                LOG.error("invariant violated: %s", finding)
+            else:
+                self.transient[finding.kind] += 1
+        return counted
