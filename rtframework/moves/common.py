@@ -218,14 +218,32 @@ def claim_destination(
     exclude_host: str | None,
     strategy: claims.ClaimStrategy,
     reason: str,
+    failure_status: str = state.ERROR,
 ) -> tuple[v.Migration, Destination]:
-    """Pick a destination and hold the move's double claim on it.
+    """Pick a destination and hold the move's double claim on it; if none
+    can be had the move is rolled back into ``failure_status`` and the
+    error raised.
 
     Each candidate is written into the record before it is claimed, so a
     crash in between leaves a record naming the destination the move may
     hold (recovery can undo it). A candidate lost to a race makes way for
     the next one.
     """
+    try:
+        return _claim_destination(ctx, migration, to_host, exclude_host, strategy, reason)
+    except Exception:
+        fail(ctx, migration.uuid, status=failure_status, reason=f"{reason}: no destination")
+        raise
+
+
+def _claim_destination(
+    ctx: MoveContext,
+    migration: v.Migration,
+    to_host: str | None,
+    exclude_host: str | None,
+    strategy: claims.ClaimStrategy,
+    reason: str,
+) -> tuple[v.Migration, Destination]:
     if to_host is not None and to_host == exclude_host:
         raise errors.MoveError(
             f"instance {migration.instance_uuid} is on host {to_host!r} already")

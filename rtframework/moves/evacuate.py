@@ -39,16 +39,11 @@ def start(ctx: MoveContext, instance_ref: str, *, to_host: str | None = None) ->
         new_flavor=instance.flavor, claim_strategy=strategy.name,
         expected_vm_states=frozenset({v.ACTIVE, v.ERROR}),
     )
-    try:
-        migration = common.advance(ctx, migration, state.PRE_MIGRATING)
-        migration, _ = common.claim_destination(
-            ctx, migration, to_host=to_host, exclude_host=instance.host, strategy=strategy,
-            reason=f"evacuation {migration.uuid} start",
-        )
-    except Exception:
-        common.fail(ctx, migration.uuid, reason=f"evacuation {migration.uuid} found no "
-                    "destination")
-        raise
+    migration = common.advance(ctx, migration, state.PRE_MIGRATING)
+    migration, _ = common.claim_destination(
+        ctx, migration, to_host=to_host, exclude_host=instance.host, strategy=strategy,
+        reason=f"evacuation {migration.uuid} start",
+    )
     return migration
 
 

@@ -31,15 +31,10 @@ def start(ctx: MoveContext, instance_ref: str, *, to_host: str | None = None) ->
         ctx, instance, migration_type=state.LIVE, task_state=TASK_MIGRATING,
         new_flavor=instance.flavor, claim_strategy=strategy.name,
     )
-    try:
-        migration, _ = common.claim_destination(
-            ctx, migration, to_host=to_host, exclude_host=instance.host, strategy=strategy,
-            reason=f"live-migration {migration.uuid} start",
-        )
-    except Exception:
-        common.fail(ctx, migration.uuid, status=state.FAILED,
-                    reason=f"live-migration {migration.uuid} found no destination")
-        raise
+    migration, _ = common.claim_destination(
+        ctx, migration, to_host=to_host, exclude_host=instance.host, strategy=strategy,
+        reason=f"live-migration {migration.uuid} start", failure_status=state.FAILED,
+    )
     ctx.spawn(migration.dest_host, instance, migration.dest_node, instance.flavor)
     return common.advance(ctx, migration, state.RUNNING)
 

@@ -56,17 +56,12 @@ def start(
         ctx, instance, migration_type=migration_type, task_state=TASK_PREP,
         new_flavor=new_flavor, claim_strategy=strategy.name,
     )
-    try:
-        migration, _ = common.claim_destination(
-            ctx, migration, to_host=to_host,
-            # A cold migration must leave the host; a resize may stay.
-            exclude_host=instance.host if cold else None,
-            strategy=strategy, reason=f"{migration_type} {migration.uuid} start",
-        )
-    except Exception:
-        common.fail(ctx, migration.uuid, reason=f"{migration_type} {migration.uuid} "
-                    "found no destination")
-        raise
+    migration, _ = common.claim_destination(
+        ctx, migration, to_host=to_host,
+        # A cold migration must leave the host; a resize may stay.
+        exclude_host=instance.host if cold else None,
+        strategy=strategy, reason=f"{migration_type} {migration.uuid} start",
+    )
     return migration
 
 
