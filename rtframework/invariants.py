@@ -14,7 +14,8 @@
    (``over_capacity``);
 4. DELETED and SHELVED_OFFLOADED instances hold nothing
    (``deleted_instance_holds``, ``shelved_instance_holds``), finished
-   migrations hold nothing (``leaked_migration_consumer``), and every consumer
+   migrations, and those of deleted instances, hold nothing
+   (``leaked_migration_consumer``), and every consumer
    is an instance or an unfinished migration (``orphan``);
 5. a provider's usage equals the sum of its consumers' allocations
    (``usage_mismatch``).
@@ -163,12 +164,14 @@ def _consumers(snap: Snapshot) -> list[Violation]:
         migration = snap.migrations.get(consumer)
         instance = snap.instances.get(consumer)
         if migration is not None:
-            if migration.finished:
+            owner = snap.instances.get(migration.instance_uuid)
+            if migration.finished or owner is None or owner.vm_state == v.DELETED:
                 found.append(Violation(
                     LEAKED_MIGRATION_CONSUMER, consumer, None,
                     f"{migration.migration_type} {consumer} of instance "
                     f"{migration.instance_uuid} is {migration.status} but still holds "
-                    f"{_fmt(alloc)}"))
+                    f"{_fmt(alloc)}"
+                    + ("" if migration.finished else "; its instance is deleted")))
         elif instance is None:
             found.append(Violation(ORPHAN, consumer, None,
                                    f"consumer {consumer} is neither an instance nor a "

@@ -1,0 +1,143 @@
+"""Each invariant against hand-made snapshots (no database)."""
+
+from __future__ import annotations
+
+import datetime
+
+import pytest
+
+from rtframework import invariants as inv
+from rtframework.compute import values as v
+from rtframework.placement.types import Inventory
+
+NOW = datetime.datetime(2026, 12, 2, tzinfo=datetime.timezone.utc)
+S, D = "root-s", "root-d"
+F = v.Flavor("f", {"VCPU": 2, "MEMORY_MB": 512})
+G = v.Flavor("g", {"VCPU": 4, "MEMORY_MB": 512})
+
+
+def instance(uuid="i1", *, host="hs", vm_state=v.ACTIVE, task_state=None, flavor=F):
+    return v.Instance(uuid, uuid, "p", "u", flavor, host, host, vm_state, task_state, NOW, NOW)
+
+
+def migration(uuid="m1", *, status="migrating", strategy="migration", old=F, new=G,
+              dest="hd", kind="resize"):
+    return v.Migration(uuid, "i1", kind, status, "hs", "hs", dest, dest, old, new, strategy,
+                       NOW, NOW)
+
+
+def snapshot(instances=(), migrations=(), held=None, usages=None, vcpus=8):
+    held = held or {}
+    sums: dict = {}
+    for alloc in held.values():
+        for provider, resources in alloc.items():
+            for rc, n in resources.items():
+                sums.setdefault(provider, {}).setdefault(rc, 0)
+                sums[provider][rc] += n
+    inventory = {"VCPU": Inventory(vcpus), "MEMORY_MB": Inventory(4096)}
+    return inv.Snapshot(
+        instances={i.uuid: i for i in instances},
+        migrations={m.uuid: m for m in migrations},
+        node_roots={("hs", "hs"): S, ("hd", "hd"): D},
+        root_of={S: S, D: D},
+        names={S: "hs", D: "hd"},
+        inventories={S: inventory, D: inventory},
+        usages=usages if usages is not None else sums,
+        held=held,
+    )
+
+
+def kinds(snap):
+    return sorted((f.kind, f.consumer_uuid, f.provider_uuid) for f in inv.check_snapshot(snap))
+
+
+def test_an_active_instance_holding_its_flavor_at_home_is_fine():
+    assert kinds(snapshot([instance()], held={"i1": {S: dict(F.resources)}})) == []
+
+
+def test_active_instance_holding_nothing_is_missing():
+    assert kinds(snapshot([instance()])) == [("missing_allocation", "i1", S)]
+
+
+def test_active_instance_holding_the_wrong_amount():
+    found = inv.check_snapshot(snapshot([instance()], held={"i1": {S: {"VCPU": 1}}}))
+    assert [f.kind for f in found] == ["wrong_allocation"]
+    assert "{'VCPU': 1}" in found[0].detail and "'VCPU': 2" in found[0].detail
+
+
+def test_resting_instance_holding_on_another_host_is_multi_host():
+    held = {"i1": {S: dict(F.resources), D: dict(F.resources)}}
+    assert kinds(snapshot([instance()], held=held)) == [("multi_host_allocation", "i1", D)]
+
+
+@pytest.mark.parametrize("strategy,held", [
+    ("migration", {"m1": {S: dict(F.resources)}, "i1": {D: dict(G.resources)}}),
+    ("doubled", {"i1": {S: dict(F.resources), D: dict(G.resources)}}),
+])
+def test_a_move_holding_as_its_strategy_says_is_fine(strategy, held):
+    snap = snapshot([instance(task_state="resize_migrating")],
+                    [migration(strategy=strategy)], held=held)
+    assert kinds(snap) == []
+
+
+def test_a_move_missing_its_source_half():
+    snap = snapshot([instance(task_state="resize_migrating")], [migration()],
+                    held={"i1": {D: dict(G.resources)}})
+    assert kinds(snap) == [("missing_move_claim", "m1", S)]
+
+
+def test_a_move_between_writes_may_hold_either_side_but_nothing_else():
+    other = "root-x"
+    snap = snapshot([instance(task_state="resize_prep")], [migration(status="pre-migrating")],
+                    held={"i1": {S: dict(F.resources)}})
+    assert kinds(snap) == []
+    snap = snapshot([instance(task_state="resize_prep")], [migration(status="pre-migrating")],
+                    held={"i1": {S: dict(F.resources)}, "m1": {other: {"VCPU": 1}}})
+    assert kinds(snap) == [("unexpected_move_claim", "m1", other)]
+
+
+def test_over_capacity_names_provider_and_numbers():
+    found = inv.check_snapshot(snapshot(
+        [instance(flavor=v.Flavor("big", {"VCPU": 9}))], held={"i1": {S: {"VCPU": 9}}}))
+    assert [(f.kind, f.provider_uuid) for f in found] == [("over_capacity", S)]
+    assert "uses 9 VCPU of capacity 8" in found[0].detail
+
+
+@pytest.mark.parametrize("state,kind", [(v.DELETED, "deleted_instance_holds"),
+                                        (v.SHELVED_OFFLOADED, "shelved_instance_holds")])
+def test_gone_instances_hold_nothing(state, kind):
+    snap = snapshot([instance(vm_state=state)], held={"i1": {S: dict(F.resources)}})
+    assert kinds(snap) == [(kind, "i1", None)]
+
+
+def test_orphans_and_leaked_migration_consumers():
+    snap = snapshot([instance()], [migration(status="confirmed")],
+                    held={"i1": {S: dict(F.resources)}, "m1": {S: {"VCPU": 1}},
+                          "nobody": {D: {"VCPU": 1}}})
+    assert kinds(snap) == [("leaked_migration_consumer", "m1", None),
+                           ("orphan", "nobody", None)]
+
+
+def test_usage_that_is_not_the_sum_of_allocations():
+    snap = snapshot([instance()], held={"i1": {S: dict(F.resources)}},
+                    usages={S: {"VCPU": 3, "MEMORY_MB": 512}})
+    assert kinds(snap) == [("usage_mismatch", None, S)]
+
+
+def test_check_reports_only_what_a_second_pass_confirms(monkeypatch):
+    transient = snapshot([instance()])  # mid-boot: record ACTIVE, claim not read yet
+    settled = snapshot([instance()], held={"i1": {S: dict(F.resources)}})
+    passes = iter([transient, settled])
+    monkeypatch.setattr(inv, "take_snapshot", lambda backend, store: next(passes))
+    assert inv.check(None, None, recheck_delay=0) == []
+    stuck = iter([transient, transient])
+    monkeypatch.setattr(inv, "take_snapshot", lambda backend, store: next(stuck))
+    assert [f.kind for f in inv.check(None, None, recheck_delay=0)] == ["missing_allocation"]
+
+
+def test_an_unfinished_migration_of_a_deleted_instance_holds_nothing():
+    snap = snapshot([instance(vm_state=v.DELETED)], [migration(status="finished")],
+                    held={"m1": {S: dict(F.resources)}})
+    found = inv.check_snapshot(snap)
+    assert [(f.kind, f.consumer_uuid) for f in found] == [("leaked_migration_consumer", "m1")]
+    assert "its instance is deleted" in found[0].detail
