@@ -9,16 +9,21 @@ state must still hold: no heal on either host may undo any of it.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import pytest
 
-from rtframework import audit
+from rtframework import audit, invariants
 from rtframework.compute import values as v
 from rtframework.moves import delete, errors, evacuate, live, migrate, recovery, resize
 
 pytestmark = pytest.mark.placement
+
+# A real Placement is shared with other tests: only this test's own
+# consumers can be judged there.
+WHOLE_PLACEMENT_IS_OURS = os.environ.get("RTF_TEST_BACKEND", "sql") == "sql"
 
 F_OLD = {"VCPU": 2, "MEMORY_MB": 1024, "DISK_GB": 10}
 F_NEW = {"VCPU": 4, "MEMORY_MB": 2048, "DISK_GB": 20}
@@ -202,6 +207,9 @@ def test_move(cloud, config, scenario, strategy, order):
             cloud.periodic(label)
         assert snapshot(run) == want, f"after {step_name} and the periodic runs ({order})"
         assert audit.check_move_invariants(cloud.backend, cloud.store, cloud.conf) == []
+        if WHOLE_PLACEMENT_IS_OURS:
+            # Nothing else anywhere is off either (orphans, usages, capacity).
+            assert invariants.check(cloud.backend, cloud.store, recheck_delay=-1) == []
 
     check("boot", SOURCE)
     for step in steps:
