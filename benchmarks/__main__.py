@@ -141,8 +141,9 @@ def _placement_server(report: Report, engine: str, started: env.BackgroundPlacem
     try:
         server = started.server()
     except RuntimeError as exc:
-        report.notes.append(f"Placement on {engine} FAILED to start, compared with "
-                            f"nothing: {exc}")
+        note = f"Placement on {engine} FAILED to start, compared with nothing"
+        if not any(n.startswith(note) for n in report.notes):
+            report.notes.append(f"{note}: {str(exc).splitlines()[0]}")
         return None
     mode = "threaded" if engine != "sqlite" else "single-threaded"
     note = f"Placement on {engine}: {mode} WSGI server on its own database"
