@@ -1,0 +1,101 @@
+"""Short race soaks: the checker finds nothing in a correct cloud, and
+catches a healer that removes what its host does not own."""
+
+from __future__ import annotations
+
+import logging
+import os
+
+import pytest
+
+from rtframework import invariants
+from rtframework.cmd.main import main
+from rtframework.compute.store import ComputeStore
+from rtframework.simulate import hosts, ops, runner
+from tests.fixtures import databases
+
+
+def _soak(**kwargs) -> runner.Result:
+    options = runner.Options(progress=False, recheck_delay=0.3, **kwargs)
+    return runner.Soak(options).run()
+
+
+def test_thread_soak_of_every_operation_finds_no_violation(database_url, conf, config):
+    result = _soak(hosts=5, operations=150, seed=7, database_url=database_url)
+    assert result.violations == []
+    assert result.errors == 0
+    assert len(result.ops) == 150
+    done = {kind for (kind, outcome), n in result.outcomes.items() if outcome == "ok"}
+    assert {ops.BOOT, ops.MIGRATE, ops.RESIZE, ops.LIVE, ops.CONFIRM, ops.REVERT} <= done
+    assert result.observations.passes > 0
+    assert sum(result.observations.flips.values()) == 0
+    # Every allocation change was recorded, by the host that made it.
+    config.config(connection=database_url, group="database")
+    store = ComputeStore.from_conf(conf)
+    try:
+        history = store.list_allocation_history()
+    finally:
+        store.close()
+    assert {h.who for h in history} <= {f"host-{n:02d}" for n in range(5)}
+    assert any(h.why.startswith("claimed: boot") for h in history)
+
+
+def test_the_same_seed_runs_the_same_operations():
+    first = _soak(hosts=3, operations=30, seed=11)
+    second = _soak(hosts=3, operations=30, seed=11)
+    assert [(o.kind, o.executor) for o in first.ops] == [(o.kind, o.executor) for o in second.ops]
+    assert first.outcomes == second.outcomes
+
+
+def test_a_healer_that_removes_what_it_does_not_own_is_caught(monkeypatch):
+    """The old heal: remove everything on my providers that is not an
+    instance recorded on me (a move's other half, a migration consumer)."""
+    real = hosts.Host.periodic
+
+    def broken(self):
+        real(self)
+        mine = {i.uuid for i in self.store.list_instances(host=self.name)}
+        for node in self.tracker.nodes():
+            root = self.tracker.node_root_uuid(node)
+            for consumer in self.backend.get_provider_allocations(root):
+                if consumer not in mine:
+                    self.backend.delete_allocations(consumer)
+
+    monkeypatch.setattr(hosts.Host, "periodic", broken)
+    result = _soak(hosts=3, operations=60, seed=5)
+    kinds = {f.kind for f in result.violations}
+    assert kinds & {invariants.MISSING_MOVE_CLAIM, invariants.MISSING_ALLOCATION}, kinds
+
+
+@pytest.mark.skipif(databases.selected_engine() == "sqlite",
+                    reason="process mode shares PostgreSQL or MySQL between host processes")
+@pytest.mark.slow
+def test_process_soak_with_kills_and_faults_ends_clean(database_url):
+    result = _soak(hosts=4, operations=100, seed=13, processes=True, chaos=True,
+                   database_url=database_url, kill_rate=0.15)
+    assert result.kills > 0
+    assert result.final == []
+    assert result.violations == []
+    assert result.errors == 0
+
+
+def test_rtf_simulate_prints_tables_writes_a_plot_and_exits_zero(tmp_path, capsys):
+    root = logging.getLogger()
+    handlers = list(root.handlers)
+    root.handlers[:] = []
+    plot = tmp_path / "vcpu.png"
+    try:
+        code = main(["simulate", "--hosts", "2", "--operations", "15", "--seed", "3",
+                     "--no-progress", "--plot", str(plot)])
+    finally:
+        root.handlers[:] = handlers
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "violations after the final restart | 0" in out
+    assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_process_mode_refuses_sqlite():
+    with pytest.raises(ValueError, match="PostgreSQL or MySQL"):
+        runner.Soak(runner.Options(processes=True, database_url="sqlite:///x.sqlite"))
+    assert os.environ.get("RTF_TEST_DB", "sqlite") in databases.ENGINES
