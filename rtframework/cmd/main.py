@@ -80,6 +80,10 @@ class RtfApp(App):
     def clean_up(self, cmd, result, err):
         if self._backend is not None:
             self._backend.close()
+        if self._compute is not None:
+            # Release the records' pooled connections too (a server
+            # database counts them against max_connections).
+            self._compute.close()
 
     def configure_logging(self):
         super().configure_logging()
