@@ -525,8 +525,15 @@ class ResourceTracker:
             if chosen != instance.node:
                 instance = self.compute.update_instance(instance.uuid, node=chosen)
             self._spawn_or_release(instance, "boot", vm_state=cv.ERROR, keep_host=True)
-            return self.compute.update_instance(
-                instance.uuid, expected_vm_state=cv.BUILDING, vm_state=cv.ACTIVE)
+            try:
+                return self.compute.update_instance(
+                    instance.uuid, expected_vm_state=cv.BUILDING, vm_state=cv.ACTIVE)
+            except cerrors.StateConflict:
+                # Deleted while it was being built: stop it and make sure
+                # the claim goes too (the delete may have run before it).
+                self.driver.destroy(self.instance_spec(instance))
+                self.release([instance.uuid], "instance deleted while building")
+                raise
 
     def delete(self, ref: str) -> Instance:
         """Destroy, mark DELETED, remove its allocations (and those of its
@@ -569,8 +576,11 @@ class ResourceTracker:
             self.driver.destroy(self.instance_spec(instance))
             # The host is kept until the claim is gone, so that this host's
             # heal still owns the instance if we stop half-way.
-            self.compute.update_instance(instance.uuid, vm_state=cv.SHELVED_OFFLOADED,
-                                         task_state=None)
+            # Only if nobody deleted it meanwhile (a delete wins and releases).
+            self.compute.update_instance(
+                instance.uuid, expected_vm_state=cv.ACTIVE,
+                expected_task_state="shelving_offloading", vm_state=cv.SHELVED_OFFLOADED,
+                task_state=None)
             self.release([instance.uuid], "shelve offload")
             return self.compute.update_instance(
                 instance.uuid, expected_vm_state=cv.SHELVED_OFFLOADED, host=None, node=None)

@@ -196,3 +196,36 @@ def test_periodic_after_a_boot_reads_only_the_new_consumer(tracker):
     tracker.update_available_resource()
     assert tracker.stats.writes == 0, tracker.stats.by_method
     assert tracker.stats.by_method["get_consumer_allocations"] == 1, tracker.stats.by_method
+
+
+def test_delete_while_building_wins(tracker, make_tracker):
+    other = make_tracker("h1")  # the same host, another process
+
+    def delete_meanwhile(spec):
+        other.delete(spec.uuid)
+        return False
+
+    tracker.driver.fail_spawn = delete_meanwhile
+    with pytest.raises(cerrors.StateConflict):
+        boot(tracker, "racy")
+    (inst,) = tracker.compute.list_instances()
+    assert inst.vm_state == v.DELETED
+    assert held(tracker, inst.uuid) == {}
+    assert tracker.driver.list_instances() == []
+
+
+def test_delete_while_shelving_wins(tracker, make_tracker, monkeypatch):
+    inst = boot(tracker)
+    other = make_tracker("h1")
+    destroy = tracker.driver.destroy
+
+    def delete_meanwhile(spec):
+        destroy(spec)
+        other.delete(spec.uuid)
+
+    monkeypatch.setattr(tracker.driver, "destroy", delete_meanwhile)
+    with pytest.raises(cerrors.StateConflict):
+        tracker.shelve_offload(inst.uuid)
+    again = tracker.compute.get_instance(inst.uuid)
+    assert again.vm_state == v.DELETED
+    assert held(tracker, inst.uuid) == {}
