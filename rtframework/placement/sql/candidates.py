@@ -181,11 +181,14 @@ def find(conn: sa.Connection, query: t.CandidateQuery) -> t.AllocationCandidates
         after = roots[-1]
         trees = _Trees.load(conn, roots, with_aggregates=bool(query.member_of))
         for root in roots:
+            found = 0
             for allocations in trees.candidates(root, query):
                 requests.append(t.AllocationRequest(allocations=allocations))
-                summaries.update(trees.summaries(root))
+                found += 1
                 if query.limit is not None and len(requests) >= query.limit:
                     break
+            if found:
+                summaries.update(trees.summaries(root))
             if query.limit is not None and len(requests) >= query.limit:
                 break
         if batch is None:
