@@ -3,46 +3,19 @@
 from __future__ import annotations
 
 import json
-import logging
 import uuid
 
 import pytest
 
 from rtframework import conf as rtconf
-from rtframework.cmd.main import main
 from rtframework.compute.store import ComputeStore
 from rtframework.placement.backend import load_backend
 
 
 @pytest.fixture
-def rtf(tmp_path, database_url, capsys):
-    """rtf(*args) -> (exit code, stdout, stderr) with a config on the test database."""
-    ini = tmp_path / "rtf.conf"
-    ini.write_text(
-        f"[DEFAULT]\nstate_path = {tmp_path}\nhost = h1\nreserved_host_memory_mb = 0\n"
-        "[database]\n" f"connection = {database_url}\n"
-        "[placement_database]\n" f"connection = {database_url}\n"
-        "[fake_driver]\nvcpus = 4\nmemory_mb = 4096\ndisk_gb = 40\n")
-
-    def run(*args):
-        root = logging.getLogger()
-        handlers = list(root.handlers)
-        root.handlers[:] = []
-        try:
-            code = main(["--config-file", str(ini), *args])
-        finally:
-            root.handlers[:] = handlers
-        out, err = capsys.readouterr()
-        return code, out, err
-
-    run.ini = str(ini)
-    return run
-
-
-@pytest.fixture
-def cloud(rtf):
+def cloud(rtf, tmp_path):
     """Open the test databases the way the commands do."""
-    conf = rtconf.load([rtf.ini])
+    conf = rtconf.load([str(tmp_path / "rtf.conf")])
     backend, store = load_backend(conf), ComputeStore.from_conf(conf)
     yield backend, store
     backend.close()
