@@ -61,7 +61,10 @@ class Host:
         self.name = name
         self.conf = conf
         self.backend = chaos.ConflictCounter(load_backend(conf), on_conflict)
-        self.store = ComputeStore.from_conf(conf)
+        shared = conf.database.connection == conf.placement_database.connection
+        # One database for both: one engine, half the connections.
+        self.store = ComputeStore(self.backend.wrapped.engine) if shared \
+            else ComputeStore.from_conf(conf)
         self.driver = FakeDriver(conf, name)
         self.tracker = ResourceTracker(conf, name, self.driver, self.backend, self.store)
         self.drivers = drivers if drivers is not None else {}
@@ -74,11 +77,11 @@ class Host:
         # (see ops.KILLABLE): they would leave it half done for good.
         self._quiet = threading.local()
         self.faults_on = faults.db_fault_rate > 0
-        for engine in (self.backend.wrapped.engine, self.store.engine):
+        for engine in {self.backend.wrapped.engine, self.store.engine}:
             chaos.relax_durability(engine)
         if self.faults_on:
             rng = random.Random(f"{faults.seed}/{name}")
-            for engine in (self.backend.wrapped.engine, self.store.engine):
+            for engine in {self.backend.wrapped.engine, self.store.engine}:
                 chaos.install_db_faults(engine, faults.db_fault_rate, rng, self._faulty)
 
     def _faulty(self) -> bool:
@@ -114,7 +117,7 @@ class Host:
 
     def close(self) -> None:
         self.backend.wrapped.close()
-        self.store.close()
+        self.store.close()  # the same engine again when shared: harmless
 
 
 def _exit_with(parent: int) -> None:

@@ -103,7 +103,9 @@ def settings_for(options: Options, state_path: str) -> list[tuple]:
         url_p = f"sqlite:///{os.path.join(state_path, 'placement.sqlite')}"
     else:
         url_c = url_p = url
-    pool = options.hosts + 5 if not options.processes else 3
+    # A host process has two threads (periodic, operations) on one engine:
+    # two connections each, or 20 hosts exhaust a server's 100 clients.
+    pool, overflow = (options.hosts + 5, 10) if not options.processes else (2, 0)
     return [
         (None, "state_path", state_path),
         (None, "compute_driver", "fake"),
@@ -115,6 +117,8 @@ def settings_for(options: Options, state_path: str) -> list[tuple]:
         ("placement_database", "connection", url_p),
         ("database", "pool_size", pool),
         ("placement_database", "pool_size", pool),
+        ("database", "max_overflow", overflow),
+        ("placement_database", "max_overflow", overflow),
         ("placement", "backend", "sql"),
         ("placement", "move_claim_strategy", options.strategy),
         ("fake_driver", "vcpus", options.vcpus),
