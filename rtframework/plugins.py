@@ -12,6 +12,10 @@ def installed(namespace: str) -> list[str]:
     return sorted({ep.name for ep in importlib.metadata.entry_points(group=namespace)})
 
 
+def _quiet(_missing_names) -> None:
+    """Unknown names are raised as one error by load_class; no extra log."""
+
+
 def load_class(namespace: str, name: str, what: str, error: type[Exception]) -> type:
     """Return the class behind entry point ``name`` in ``namespace``.
 
@@ -21,7 +25,7 @@ def load_class(namespace: str, name: str, what: str, error: type[Exception]) -> 
     try:
         # The unknown-name case is reported below, with what is installed.
         manager = driver.DriverManager(namespace, name, invoke_on_load=False,
-                                       warn_on_missing_entrypoint=False)
+                                       on_missing_entrypoints_callback=_quiet)
     except exception.NoMatches:
         raise error(
             f"unknown {what} {name!r}; installed: {', '.join(installed(namespace)) or 'none'}"
