@@ -17,6 +17,7 @@ from cliff.commandmanager import CommandManager
 
 import rtframework
 from rtframework import conf as rtconf
+from rtframework import history
 
 LOG = logging.getLogger(__name__)
 
@@ -75,9 +76,14 @@ class RtfApp(App):
             from rtframework.compute.store import ComputeStore
 
             self._compute = ComputeStore.from_conf(self.conf)
+            # Allocation changes a command makes are recorded as made by
+            # this host (audit and heal name themselves instead).
+            history.enable(self._compute, self.conf.host)
         return self._compute
 
     def clean_up(self, cmd, result, err):
+        if self._compute is not None:
+            history.disable()
         if self._backend is not None:
             self._backend.close()
         if self._compute is not None:

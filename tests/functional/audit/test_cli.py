@@ -87,7 +87,9 @@ def test_heal_dry_run_changes_nothing_then_heal_reclaims(rtf, cloud):
     assert _json(rtf, "heal") == []
     history = _json(rtf, "allocations", "history", "web")
     assert [(h["Who"], h["Provider"], json.loads(h["After"])) for h in history] == [
+        ("h1", root, {"MEMORY_MB": 512, "VCPU": 2}),  # the boot
         ("heal", root, {"MEMORY_MB": 512, "VCPU": 2})]
+    assert history[0]["Why"].startswith("claimed: boot")
 
 
 def test_history_of_an_unknown_consumer_is_empty(rtf):
