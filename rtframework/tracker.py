@@ -193,11 +193,22 @@ class ResourceTracker:
             resources=dict(instance.flavor.resources), flavor_name=instance.flavor.name,
         )
 
+    def known_instances(self) -> set[str]:
+        """Instances the framework has on this host: those recorded here and
+        those of unfinished moves to or from it (a destination runs the guest
+        before the record names it as host)."""
+        live = [i.uuid for i in self.compute.list_instances(host=self.host)
+                if i.vm_state != cv.DELETED]
+        moving = self.compute.list_migrations(
+            host=self.host, statuses=cv.UNFINISHED_MIGRATION_STATUSES)
+        return set(live) | {m.instance_uuid for m in moving}
+
     # -- the periodic run --------------------------------------------------
     def update_available_resource(self) -> list[NodeReport]:
         """Report every node, remove nodes that vanished, heal. One pass."""
         with self._lock:
             self.compute.heartbeat(self.host)
+            self.driver.set_known_instances(self.known_instances())
             nodes = self.driver.get_available_nodes()
             reports = [self._update_node(nodename) for nodename in nodes]
             reports.extend(self._remove_vanished_nodes(nodes))

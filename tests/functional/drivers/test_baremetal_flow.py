@@ -134,3 +134,19 @@ def test_migrate_between_conductors_confirm_and_revert(cloud, tmp_path, config, 
         tracker.update_available_resource()
     assert cloud.inventory("node-1") == {GOLD: (1, 0, 1.0)}  # free again, not reserved
     assert cloud.inventory(dest) == {GOLD: (1, 0, 1.0)}
+
+
+def test_a_node_holding_an_instance_the_framework_records_is_not_reserved(cloud, tmp_path,
+                                                                           store):
+    # The catalogue says both nodes are deployed; only one instance is in the
+    # framework's records for this host (the driver never spawned either,
+    # e.g. its state file was lost). The tracker tells the driver which
+    # instances it knows, so only the stranger's node is reserved.
+    recorded = store.create_instance("adopted", BM_GOLD, project_id="p", user_id="u",
+                                     host="c1", node="node-1", vm_state=v.ACTIVE)
+    nodes = [gold_node(1, provision_state="active", instance_uuid=recorded.uuid),
+             gold_node(2, provision_state="active",
+                       instance_uuid="5a5a0000-0000-4000-8000-000000000002")]
+    add_conductor(cloud, tmp_path, "c1", nodes)
+    assert cloud.inventory("node-1") == {GOLD: (1, 0, 1.0)}
+    assert cloud.inventory("node-2") == {GOLD: (1, 1, 1.0)}
