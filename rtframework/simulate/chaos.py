@@ -44,8 +44,8 @@ def install_db_faults(engine: sa.Engine, rate: float, rng: random.Random,
             raise sa.exc.OperationalError(statement, parameters,
                                           InjectedDisconnect("injected database disconnect"))
         if roll < rate:
-            # Connections checked out go on; the next checkout reconnects.
-            engine.dispose(close=False)
+            # Checked-in connections close; checked-out ones go on until returned.
+            engine.dispose()
 
     sa.event.listen(engine, "before_cursor_execute", before_cursor_execute)
 

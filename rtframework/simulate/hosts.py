@@ -105,6 +105,9 @@ class Host:
             except ops.EXPECTED as exc:
                 self.failed_passes += 1
                 LOG.warning("periodic run of %s failed: %s", self.name, exc)
+            except Exception:  # a bug; the host lives on, as its agent would
+                self.failed_passes += 1
+                LOG.exception("periodic run of %s failed unexpectedly", self.name)
             self.passes += 1
 
     def execute(self, op: ops.Op, env: ops.HostEnv) -> str:

@@ -71,7 +71,7 @@ def test_a_healer_that_removes_what_it_does_not_own_is_caught(monkeypatch):
                     reason="process mode shares PostgreSQL or MySQL between host processes")
 @pytest.mark.slow
 def test_process_soak_with_kills_and_faults_ends_clean(database_url):
-    result = _soak(hosts=4, operations=100, seed=13, processes=True, chaos=True,
+    result = _soak(hosts=4, operations=50, seed=13, processes=True, chaos=True,
                    database_url=database_url, kill_rate=0.15)
     assert result.kills > 0
     assert result.final == []
