@@ -113,3 +113,19 @@ def current_revision(script_location: str, engine: sa.Engine, version_table: str
     with engine.connect() as conn:
         ctx = MigrationContext.configure(conn, opts={"version_table": version_table})
         return ctx.get_current_revision()
+
+
+def run_migrations(context, metadata: sa.MetaData) -> None:
+    """Body of every alembic env.py here: migrate on the engine that
+    :func:`alembic_config` handed over, never on a URL from an ini file."""
+    config = context.config
+    engine = config.attributes["engine"]
+    with engine.begin() as connection:
+        context.configure(
+            connection=connection,
+            target_metadata=metadata,
+            version_table=config.get_main_option("version_table"),
+            # SQLite cannot ALTER most things in place; batch mode copies tables.
+            render_as_batch=connection.dialect.name == "sqlite",
+        )
+        context.run_migrations()
