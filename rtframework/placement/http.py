@@ -26,6 +26,7 @@ from keystoneauth1 import exceptions as ks_exc
 from keystoneauth1 import loading as ks_loading
 from oslo_config import cfg
 
+from rtframework import retry
 from rtframework.placement import backend as contract
 from rtframework.placement import errors
 from rtframework.placement import types as t
@@ -352,12 +353,24 @@ class HTTPBackend(contract.PlacementBackend):
         return not self.get_consumer_allocations(w.consumer_uuid).allocations
 
     def delete_allocations(self, consumer_uuid: str) -> None:
-        # A consumer that holds nothing is unknown to Placement (404); for
-        # "remove everything it holds" that is already done.
-        self._request("DELETE", f"/allocations/{consumer_uuid}", Kind.ALLOCATIONS,
-                      missing_ok=True)
-        LOG.info("allocation released: consumer %s on every provider (deleted by operator)",
-                 consumer_uuid)
+        # Placement's DELETE /allocations/{consumer} leaves the providers'
+        # generations alone, while the contract (and the tracker's heal,
+        # which re-reads allocations only when a root generation moved) wants
+        # every allocation change to bump them. So: an empty write at the
+        # consumer's current generation, re-read when someone else wrote.
+        def attempt() -> None:
+            held = self.get_consumer_allocations(consumer_uuid)
+            if not held.allocations:
+                return
+            self.write_allocations([t.AllocationWrite(
+                consumer_uuid=consumer_uuid, allocations={},
+                project_id=held.project_id or "", user_id=held.user_id or "",
+                consumer_generation=held.generation,
+                consumer_type=held.consumer_type or "INSTANCE",
+            )])
+
+        retry.on_conflict(attempt, self.conf.placement.conflict_retries,
+                          f"delete allocations of consumer {consumer_uuid}")
 
     # -- usages and candidates -------------------------------------------
     def get_provider_usages(self, uuid: str) -> dict[str, int]:

@@ -31,6 +31,19 @@ def test_allocation_write_bumps_the_provider_generation(backend, make_provider, 
     assert backend.get_provider(rp.uuid).generation == rp.generation + 1
 
 
+def test_operator_delete_bumps_every_provider_it_frees(backend, make_provider, claim):
+    # Trackers notice allocation changes through provider generations; a
+    # delete that left them alone would hide the change from every heal.
+    first, second = make_provider({"VCPU": 8}), make_provider({"VCPU": 8})
+    consumer = claim({first.uuid: {"VCPU": 1}, second.uuid: {"VCPU": 2}})
+    before = {rp: backend.get_provider(rp).generation for rp in (first.uuid, second.uuid)}
+    backend.delete_allocations(consumer)
+    assert backend.get_consumer_allocations(consumer).allocations == {}
+    for rp, generation in before.items():
+        assert backend.get_provider(rp).generation == generation + 1
+        assert backend.get_provider_usages(rp) == {"VCPU": 0}
+
+
 def test_unknown_consumer_reads_as_empty(backend):
     got = backend.get_consumer_allocations(new_uuid())
     assert (got.allocations, got.generation) == ({}, None)
