@@ -169,16 +169,7 @@ def finish_revert(ctx: MoveContext, migration: v.Migration) -> v.Migration:
         common.claim_for(ctx, migration),
         reason=f"{migration.migration_type} {migration.uuid} reverted")
     instance = ctx.store.get_instance(migration.instance_uuid)
-    if instance.vm_state != v.DELETED:
+    if instance.vm_state != v.DELETED and not common.restore_on_source(ctx, migration, instance):
         if migration.source_host != migration.dest_host:
             ctx.destroy(migration.dest_host, instance, migration.dest_node)
-        if instance.host != migration.source_host or instance.vm_state == v.RESIZED:
-            common.update_instance(
-                ctx, instance.uuid, expected_vm_state=instance.vm_state,
-                expected_host=instance.host, host=migration.source_host,
-                node=migration.source_node, flavor=migration.old_flavor,
-                vm_state=v.ACTIVE, task_state=None,
-            )
-            ctx.spawn(migration.source_host, instance, migration.source_node,
-                      migration.old_flavor)
     return common.advance(ctx, migration, state.REVERTED)

@@ -140,3 +140,32 @@ def test_a_move_stopped_after_the_instance_moved_is_recorded_finished(two_hosts,
     assert [(r.old_status, r.new_status) for r in done] == [("migrating", "finished")]
     assert two_hosts.usages() == {"a": F, "b": F}
     assert audit.check_move_invariants(two_hosts.backend, two_hosts.store, two_hosts.conf) == []
+
+
+def test_failure_after_the_record_moved_rolls_the_record_back_too(two_hosts, monkeypatch):
+    # finish() moves the instance record to the destination, then records
+    # the status; a failure in between (a lost database connection) makes
+    # run() roll back. The allocations go back to the source, and so must
+    # the record, or the instance would live on b while holding only a.
+    vm = two_hosts.boot("a", F)
+    real_advance = resize.common.advance
+
+    def advance(ctx, migration, status, *args, **kwargs):
+        if status == "finished":
+            raise ConnectionError("database went away")
+        return real_advance(ctx, migration, status, *args, **kwargs)
+
+    monkeypatch.setattr(resize.common, "advance", advance)
+    with pytest.raises(ConnectionError):
+        resize.run(two_hosts.ctx, vm.uuid, to_host=two_hosts.host("b"),
+                   migration_type="migration")
+    monkeypatch.undo()
+
+    instance = two_hosts.store.get_instance(vm.uuid)
+    assert (instance.host, instance.vm_state, instance.task_state) == (
+        two_hosts.host("a"), v.ACTIVE, None)
+    assert two_hosts.usages() == {"a": F, "b": {}}
+    for label in ("a", "b"):
+        two_hosts.periodic(label)
+    assert two_hosts.usages() == {"a": F, "b": {}}
+    assert audit.check_move_invariants(two_hosts.backend, two_hosts.store, two_hosts.conf) == []
