@@ -307,7 +307,10 @@ class Soak:
         mp = multiprocessing.get_context("forkserver")
         mp.set_forkserver_preload(["rtframework.simulate.hosts"])
         self._mp = mp
-        self._results = mp.Queue()
+        # One results queue per host process, new at every start: a process
+        # killed while it writes to a queue leaves the queue's lock taken, and
+        # a queue shared by all hosts would then block every other host.
+        self._results: dict[str, multiprocessing.queues.Queue] = {}
         self._conflicts = mp.Value("i", 0)
         self._inboxes = {name: mp.Queue() for name in self.names}
         self._procs: dict[str, multiprocessing.Process] = {}
@@ -360,9 +363,10 @@ class Soak:
     def _start(self, name: str) -> None:
         # A fresh inbox: what the killed process had not read is gone with it.
         self._inboxes[name] = self._mp.Queue()
+        self._results[name] = self._mp.Queue()
         proc = self._mp.Process(
             target=process_main, name=f"rtf-{name}",
-            args=(_no_sync(self.settings), name, self._inboxes[name], self._results,
+            args=(_no_sync(self.settings), name, self._inboxes[name], self._results[name],
                   self._conflicts, self._faults, self.options.quiet_hosts,
                   self.options.periodic_pause, os.getpid()),
             daemon=True)
@@ -392,12 +396,25 @@ class Soak:
             self._read_result(1.0, ready, passes)
         raise RuntimeError(f"hosts not ready after 300s: {sorted(set(waiting) - ready)}")
 
+    def _next_result(self):
+        for results in list(self._results.values()):
+            try:
+                return results.get_nowait()
+            except queue.Empty:
+                continue
+        return None
+
     def _read_result(self, timeout: float, ready: set | None = None,
                      passes: dict | None = None) -> None:
-        try:
-            kind, name, payload = self._results.get(timeout=timeout)
-        except queue.Empty:
-            return
+        deadline = time.monotonic() + timeout
+        while True:
+            item = self._next_result()
+            if item is not None:
+                break
+            if time.monotonic() >= deadline:
+                return
+            time.sleep(0.005)
+        kind, name, payload = item
         if kind == "ready" and ready is not None:
             ready.add(name)
         elif kind == "periodic" and passes is not None:
