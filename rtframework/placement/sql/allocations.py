@@ -101,18 +101,12 @@ _HELD = sa.union_all(
               _a.c.resource_provider_id, _a.c.resource_class, _a.c.used)
     .where(_a.c.consumer_id.in_(_NAMES)),
 )
-_USED = (
-    sa.select(sa.func.coalesce(sa.func.sum(_a.c.used), 0))
-    .where(_a.c.resource_provider_id == _inv.c.resource_provider_id,
-           _a.c.resource_class == _inv.c.resource_class)
-    .scalar_subquery()
-)
 # Touched providers, one row per inventory class (or one without any),
 # with the class's usage: generation and usage from one snapshot.
 _PROVIDERS = (
     sa.select(_rp.c.id, _rp.c.uuid, _rp.c.name, _rp.c.generation, _inv.c.resource_class,
               _inv.c.total, _inv.c.reserved, _inv.c.min_unit, _inv.c.max_unit,
-              _inv.c.step_size, _inv.c.allocation_ratio, _USED.label("used"))
+              _inv.c.step_size, _inv.c.allocation_ratio, queries.INVENTORY_USED.label("used"))
     .select_from(_rp.outerjoin(_inv, _inv.c.resource_provider_id == _rp.c.id))
     .where(sa.or_(_rp.c.uuid.in_(sa.bindparam("uuids", expanding=True)),
                   _rp.c.id.in_(sa.bindparam("ids", expanding=True))))

@@ -16,12 +16,15 @@ Rules taken from OpenStack Placement's unnumbered group:
 
 Sharing providers (MISC_SHARES_VIA_AGGREGATE) are not modelled.
 
-The search runs in SQL in two steps: first the roots (in id order, cut by
-``limit`` in the database) whose tree has an eligible provider for every
-class, as correlated EXISTS clauses, so that a limit of 10 stops after ten
-matching trees whatever the cloud size; then, for those trees only, the
-eligible providers per class, combined in Python. Summaries of the trees
-returned come from a few more small queries.
+The search runs in two steps: first the roots whose tree has an eligible
+provider for every class, then, for those trees only, their providers
+with inventory and usage (one query) and traits (another), combined in
+Python. With a limit the roots come in id order as correlated EXISTS
+clauses cut by the limit in the database, so that a limit of 10 stops
+after ten matching trees whatever the cloud size. Without one, every
+eligible provider of each class is listed once (a UNION ALL) and the
+trees that have them all are found in Python: per-root subplans over the
+whole cloud cost more than that.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from __future__ import annotations
 import functools
 import itertools
 from collections import defaultdict
+from dataclasses import dataclass, field
 
 import sqlalchemy as sa
 
@@ -60,24 +64,44 @@ def _check(conn: sa.Connection, query: t.CandidateQuery) -> None:
         raise errors.TraitNotFound(f"trait(s) {', '.join(sorted(unknown))} not found")
 
 
-def _eligible(rc: str, amount: int, query: t.CandidateQuery) -> sa.Select:
+def _eligible(rc: str, amount: int, query: t.CandidateQuery, *,
+              whole_cloud: bool = False) -> sa.Select:
     """(pid, root) of providers with room for ``amount`` of ``rc`` that may
-    serve it under the query's member_of and forbidden traits."""
+    serve it under the query's member_of and forbidden traits.
+
+    Usage is a correlated sum per inventory row (index probes: cheap for a
+    few trees), or with ``whole_cloud`` one aggregate of the class joined
+    in (cheaper when every provider of the cloud is looked at).
+    """
     inv, a, rp = m.inventories, m.allocations, m.resource_providers
-    used = (
-        sa.select(sa.func.coalesce(sa.func.sum(a.c.used), 0))
-        .where(a.c.resource_provider_id == inv.c.resource_provider_id,
-               a.c.resource_class == rc)
-        .scalar_subquery()
-    )
+    if whole_cloud:
+        usage = (
+            sa.select(a.c.resource_provider_id, sa.func.sum(a.c.used).label("used"))
+            .where(a.c.resource_class == rc).group_by(a.c.resource_provider_id)
+            .subquery("usage")
+        )
+        used = sa.func.coalesce(usage.c.used, 0)
+        source = inv.join(rp, rp.c.id == inv.c.resource_provider_id).outerjoin(
+            usage, usage.c.resource_provider_id == inv.c.resource_provider_id)
+    else:
+        used = (
+            sa.select(sa.func.coalesce(sa.func.sum(a.c.used), 0))
+            .where(a.c.resource_provider_id == inv.c.resource_provider_id,
+                   a.c.resource_class == rc)
+            .scalar_subquery()
+        )
+        source = inv.join(rp, rp.c.id == inv.c.resource_provider_id)
     stmt = (
         sa.select(inv.c.resource_provider_id.label("pid"), rp.c.root_provider_id.label("root"))
-        .select_from(inv.join(rp, rp.c.id == inv.c.resource_provider_id))
+        .select_from(source)
         .where(
             inv.c.resource_class == rc,
             inv.c.min_unit <= amount,
             inv.c.max_unit >= amount,
-            sa.literal(amount) % inv.c.step_size == 0,
+            # The step_size = 1 test changes nothing but lets planners
+            # estimate the condition from statistics instead of guessing
+            # that it drops almost every row.
+            sa.or_(inv.c.step_size == 1, sa.literal(amount) % inv.c.step_size == 0),
             (inv.c.total - inv.c.reserved) * inv.c.allocation_ratio >= used + amount,
         )
     )
@@ -102,8 +126,7 @@ def _eligible(rc: str, amount: int, query: t.CandidateQuery) -> sa.Select:
 @functools.lru_cache(maxsize=256)
 def _roots_statement(
     resources: tuple[tuple[str, int], ...], member_of: tuple[frozenset[str], ...],
-    required: frozenset[str], forbidden: frozenset[str], in_tree: bool, limited: bool,
-    dialect: str,
+    required: frozenset[str], forbidden: frozenset[str], in_tree: bool, dialect: str,
 ) -> sa.Select:
     """Roots, in id order after :after, whose tree has an eligible provider
     for every class and every required trait somewhere (the exact trait
@@ -122,11 +145,10 @@ def _roots_statement(
     if in_tree:
         stmt = stmt.where(root.c.id == sa.bindparam("tree_root"))
     def exists(sub: sa.Select):
-        if limited and dialect == "postgresql":
+        if dialect == "postgresql":
             # OFFSET 0 keeps PostgreSQL from turning the EXISTS into a
             # semi-join over every provider: as a per-root subplan, the scan
-            # of roots in id order stops after `batch` matches. Without a
-            # limit the semi-join is the better plan.
+            # of roots in id order stops after `batch` matches.
             sub = sub.offset(0)
         return sub.exists()
 
@@ -139,21 +161,52 @@ def _roots_statement(
             .select_from(pt.join(rp, rp.c.id == pt.c.resource_provider_id))
             .where(pt.c.trait == trait, rp.c.root_provider_id == root.c.id)
         ))
-    stmt = stmt.order_by(root.c.id)
-    if limited:
-        stmt = stmt.limit(sa.bindparam("batch"))
-    return stmt
+    return stmt.order_by(root.c.id).limit(sa.bindparam("batch"))
+
+
+@functools.lru_cache(maxsize=256)
+def _matching_roots_statement(
+    resources: tuple[tuple[str, int], ...], member_of: tuple[frozenset[str], ...],
+    required: frozenset[str], forbidden: frozenset[str], in_tree: bool,
+) -> sa.Select:
+    """(key, root) for every eligible provider of each class (key = its
+    index) and every provider with a required trait (the following keys):
+    a root whose tree yields every key matches."""
+    query = t.CandidateQuery(resources=dict(resources), member_of=member_of,
+                             required_traits=required, forbidden_traits=forbidden)
+    pt, rp = m.provider_traits, m.resource_providers
+    parts = [
+        _eligible(rc, amount, query, whole_cloud=True).with_only_columns(
+            sa.literal(key, sa.Integer).label("key"), rp.c.root_provider_id)
+        for key, (rc, amount) in enumerate(resources)
+    ]
+    for key, trait in enumerate(sorted(required), start=len(resources)):
+        parts.append(
+            sa.select(sa.literal(key, sa.Integer), rp.c.root_provider_id)
+            .select_from(pt.join(rp, rp.c.id == pt.c.resource_provider_id))
+            .where(pt.c.trait == trait)
+        )
+    if in_tree:
+        parts = [part.where(rp.c.root_provider_id == sa.bindparam("tree_root"))
+                 for part in parts]
+    return sa.union_all(*parts)
 
 
 def _roots(conn: sa.Connection, query: t.CandidateQuery, tree_root: int | None, after: int,
            batch: int | None) -> list[int]:
-    stmt = _roots_statement(
-        tuple(sorted(query.resources.items())), tuple(sorted(query.member_of, key=sorted)),
-        frozenset(query.required_traits), frozenset(query.forbidden_traits),
-        tree_root is not None, batch is not None, conn.dialect.name,
-    )
-    params = {"after": after, "tree_root": tree_root, "batch": batch}
-    return list(conn.execute(stmt, {k: v for k, v in params.items() if v is not None}).scalars())
+    shape = (tuple(sorted(query.resources.items())), tuple(sorted(query.member_of, key=sorted)),
+             frozenset(query.required_traits), frozenset(query.forbidden_traits),
+             tree_root is not None)
+    params = {} if tree_root is None else {"tree_root": tree_root}
+    if batch is not None:
+        stmt = _roots_statement(*shape, conn.dialect.name)
+        return list(conn.execute(stmt, {**params, "after": after, "batch": batch}).scalars())
+    # Unlimited: called once, so ``after`` is 0.
+    keys: dict[int, set[int]] = defaultdict(set)
+    for key, root in conn.execute(_matching_roots_statement(*shape), params):
+        keys[root].add(key)
+    wanted = len(query.resources) + len(query.required_traits)
+    return sorted(root for root, found in keys.items() if len(found) == wanted)
 
 
 def find(conn: sa.Connection, query: t.CandidateQuery) -> t.AllocationCandidates:
@@ -179,7 +232,8 @@ def find(conn: sa.Connection, query: t.CandidateQuery) -> t.AllocationCandidates
         if not roots:
             break
         after = roots[-1]
-        trees = _Trees.load(conn, roots, with_aggregates=bool(query.member_of))
+        trees = _Trees.load(conn, roots, with_aggregates=bool(query.member_of),
+                            whole_cloud=batch is None)
         for root in roots:
             found = 0
             for allocations in trees.candidates(root, query):
@@ -197,80 +251,142 @@ def find(conn: sa.Connection, query: t.CandidateQuery) -> t.AllocationCandidates
                                   provider_summaries=summaries)
 
 
-_TREE = (
-    queries.provider_select()
-    .add_columns(m.resource_providers.c.root_provider_id.label("root_id"))
-    .where(m.resource_providers.c.root_provider_id.in_(sa.bindparam("roots", expanding=True)))
-)
+def _tree_statement(whole_cloud: bool) -> sa.Select:
+    """Every provider of the trees :roots, one row per inventory class (or
+    one row without), with the class's usage: a correlated sum for a few
+    trees, one aggregate joined in when every tree may be read."""
+    rp, inv, a = m.resource_providers, m.inventories, m.allocations
+    stmt = queries.provider_select().outerjoin(inv, inv.c.resource_provider_id == rp.c.id)
+    if whole_cloud:
+        usage = (
+            sa.select(a.c.resource_provider_id, a.c.resource_class,
+                      sa.func.sum(a.c.used).label("used"))
+            .group_by(a.c.resource_provider_id, a.c.resource_class).subquery("usage")
+        )
+        stmt = stmt.outerjoin(usage, sa.and_(
+            usage.c.resource_provider_id == inv.c.resource_provider_id,
+            usage.c.resource_class == inv.c.resource_class))
+        used = sa.func.coalesce(usage.c.used, 0)
+    else:
+        used = queries.INVENTORY_USED
+    return stmt.add_columns(
+        rp.c.root_provider_id.label("root_id"), inv.c.resource_class, inv.c.total,
+        inv.c.reserved, inv.c.min_unit, inv.c.max_unit, inv.c.step_size,
+        inv.c.allocation_ratio, used.label("used"),
+    ).where(
+        rp.c.root_provider_id.in_(sa.bindparam("roots", expanding=True))
+    ).order_by(inv.c.resource_class)  # after the provider id: summaries list classes in order
+
+
+_TREES = {whole_cloud: _tree_statement(whole_cloud) for whole_cloud in (False, True)}
+
+
+@dataclass
+class _Node:
+    """One provider of a candidate tree, as the search needs it."""
+
+    id: int
+    uuid: str
+    parent_uuid: str | None
+    root_uuid: str
+    root_id: int
+    # class -> (capacity, used, min_unit, max_unit, step_size)
+    resources: dict[str, tuple[float, int, int, int, int]] = field(default_factory=dict)
+    traits: frozenset[str] = frozenset()
+    aggregates: frozenset[str] = frozenset()
 
 
 class _Trees:
-    """Everything about a few trees, read in a handful of queries, to
+    """Everything about a few trees, read in two or three queries, to
     combine their providers in Python."""
 
-    def __init__(self, rows, inventories, usages, traits, aggregates) -> None:
-        self.rows = rows
-        self.inventories = inventories
-        self.usages = usages
-        self.traits = traits
-        self.aggregates = aggregates
-        self.by_root: dict[int, list] = defaultdict(list)
-        for row in rows:
-            self.by_root[row.root_id].append(row)
+    def __init__(self, nodes: list[_Node]) -> None:
+        self.by_root: dict[int, list[_Node]] = defaultdict(list)
+        for node in nodes:
+            self.by_root[node.root_id].append(node)
+        # Summaries repeat across a cloud of like hosts: value objects are
+        # frozen, so equal ones are shared.
+        self._resource_summaries: dict[tuple[int, int], t.ResourceSummary] = {}
 
     @classmethod
-    def load(cls, conn: sa.Connection, roots: list[int], *, with_aggregates: bool) -> _Trees:
-        rows = conn.execute(_TREE, {"roots": roots}).all()
-        ids = [row.id for row in rows]
-        aggregates: dict[int, set[str]] = defaultdict(set)
+    def load(cls, conn: sa.Connection, roots: list[int], *, with_aggregates: bool,
+             whole_cloud: bool) -> _Trees:
+        nodes: dict[int, _Node] = {}
+        for (pid, uuid, _name, _generation, parent_uuid, root_uuid, root_id, rc, total,
+             reserved, min_unit, max_unit, step_size, ratio, used) in conn.execute(
+                _TREES[whole_cloud], {"roots": roots}):
+            node = nodes.get(pid)
+            if node is None:
+                node = nodes[pid] = _Node(pid, uuid, parent_uuid, root_uuid, root_id)
+            if rc is not None:
+                node.resources[rc] = ((total - reserved) * float(ratio), int(used), min_unit,
+                                      max_unit, step_size)
+        ids = list(nodes)
+        for pid, traits in queries.traits_of(conn, ids).items():
+            if traits:
+                nodes[pid].traits = traits
         if with_aggregates:
             pa, agg = m.provider_aggregates, m.placement_aggregates
+            found: dict[int, set[str]] = defaultdict(set)
             for pid, uuid in conn.execute(
                 sa.select(pa.c.resource_provider_id, agg.c.uuid)
                 .select_from(pa.join(agg, pa.c.aggregate_id == agg.c.id))
                 .where(pa.c.resource_provider_id.in_(ids))
             ):
-                aggregates[pid].add(uuid)
-        return cls(rows, queries.inventories_of(conn, ids), queries.usages_of(conn, ids),
-                   queries.traits_of(conn, ids), aggregates)
+                found[pid].add(uuid)
+            for pid, uuids in found.items():
+                nodes[pid].aggregates = frozenset(uuids)
+        return cls(list(nodes.values()))
 
-    def _serves(self, row, rc: str, amount: int, query: t.CandidateQuery) -> bool:
-        inv = self.inventories.get(row.id, {}).get(rc)
-        if inv is None or not validation.fits(inv, self.usages.get((row.id, rc), 0), amount):
+    @staticmethod
+    def _serves(node: _Node, top: _Node, rc: str, amount: int, query: t.CandidateQuery) -> bool:
+        """``node`` (of the tree under ``top``) can serve ``amount`` of ``rc``."""
+        found = node.resources.get(rc)
+        if found is None:
             return False
-        if self.traits[row.id] & query.forbidden_traits:
+        capacity, used, min_unit, max_unit, step_size = found
+        if not (min_unit <= amount <= max_unit and amount % step_size == 0
+                and used + amount <= capacity):
             return False
-        mine = self.aggregates.get(row.id, set()) | self.aggregates.get(row.root_id, set())
-        return all(mine & any_of for any_of in query.member_of)
+        if query.forbidden_traits and node.traits & query.forbidden_traits:
+            return False
+        if query.member_of:
+            mine = node.aggregates | top.aggregates
+            return all(mine & any_of for any_of in query.member_of)
+        return True
 
     def candidates(self, root: int, query: t.CandidateQuery):
         """Allocation mappings for one tree, providers in id order."""
-        classes = sorted(query.resources)
+        requested = sorted(query.resources.items())
         tree = self.by_root[root]
-        options = [
-            [row for row in tree if self._serves(row, rc, query.resources[rc], query)]
-            for rc in classes
-        ]
+        top = tree[0] if tree[0].id == root else next(n for n in tree if n.id == root)
+        serves = self._serves
+        options = [[node for node in tree if serves(node, top, rc, amount, query)]
+                   for rc, amount in requested]
         for chosen in itertools.product(*options):
             if query.required_traits:
-                have = frozenset().union(*(self.traits[row.id] for row in chosen))
+                have = frozenset().union(*(node.traits for node in chosen))
                 if not query.required_traits <= have:
                     continue
-            allocations: dict[str, dict[str, int]] = defaultdict(dict)
-            for rc, row in zip(classes, chosen, strict=True):
-                allocations[row.uuid][rc] = query.resources[rc]
-            yield dict(allocations)
+            allocations: dict[str, dict[str, int]] = {}
+            for (rc, amount), node in zip(requested, chosen, strict=True):
+                allocations.setdefault(node.uuid, {})[rc] = amount
+            yield allocations
+
+    def _resource_summary(self, capacity: float, used: int) -> t.ResourceSummary:
+        key = (int(capacity), used)
+        found = self._resource_summaries.get(key)
+        if found is None:
+            found = self._resource_summaries[key] = t.ResourceSummary(*key)
+        return found
 
     def summaries(self, root: int) -> dict[str, t.ProviderSummary]:
         return {
-            row.uuid: t.ProviderSummary(
-                uuid=row.uuid, root_uuid=row.root_uuid, parent_uuid=row.parent_uuid,
-                resources={
-                    rc: t.ResourceSummary(capacity=int(inv.capacity),
-                                          used=self.usages.get((row.id, rc), 0))
-                    for rc, inv in self.inventories.get(row.id, {}).items()
-                },
-                traits=self.traits[row.id],
+            node.uuid: t.ProviderSummary(
+                uuid=node.uuid, root_uuid=node.root_uuid, parent_uuid=node.parent_uuid,
+                resources={rc: self._resource_summary(found[0], found[1])
+                           for rc, found in node.resources.items()},
+                traits=node.traits,
             )
-            for row in self.by_root[root]
+            for node in self.by_root[root]
         }

@@ -89,6 +89,14 @@ _USAGES = (
     .where(m.allocations.c.resource_provider_id.in_(_IDS))
     .group_by(m.allocations.c.resource_provider_id, m.allocations.c.resource_class)
 )
+# Usage of an inventory row's class on its provider, for a SELECT from
+# inventories: one index probe per row.
+INVENTORY_USED = (
+    sa.select(sa.func.coalesce(sa.func.sum(m.allocations.c.used), 0))
+    .where(m.allocations.c.resource_provider_id == m.inventories.c.resource_provider_id,
+           m.allocations.c.resource_class == m.inventories.c.resource_class)
+    .scalar_subquery()
+)
 _TRAITS = (
     sa.select(m.provider_traits.c.resource_provider_id, m.provider_traits.c.trait)
     .where(m.provider_traits.c.resource_provider_id.in_(_IDS))
