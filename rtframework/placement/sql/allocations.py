@@ -2,10 +2,11 @@
 
 One attempt reads everything it decides on in two statements (the named
 consumers with what they hold; every touched provider with its generation,
-inventories and usage), decides in Python, and only then writes: one
-compare-and-swap UPDATE of every touched provider's generation, the
-allocation rows, the consumer rows. An allocation write is a handful of
-round trips whatever its size, which is what bounds its rate.
+inventories and usage), decides in Python, and only then writes what it
+decided (a :class:`~write_plan.WritePlan`): a compare-and-swap of every
+touched provider's generation, the allocation rows, the consumer rows. An
+allocation write is a few round trips whatever its size (four on
+PostgreSQL), and round trips are what bound its rate.
 
 Why that is safe at READ COMMITTED: a concurrent writer that changes usage
 of a provider also bumps its generation in the same transaction, and one
@@ -28,15 +29,17 @@ import sqlalchemy as sa
 from rtframework.placement import errors
 from rtframework.placement import types as t
 from rtframework.placement.sql import models as m
-from rtframework.placement.sql import queries, validation
+from rtframework.placement.sql import queries, validation, write_plan
+from rtframework.placement.sql.write_plan import (
+    ConsumerRow,
+    ProviderRaced,
+    WritePlan,
+    generation_conflict,
+)
 
 LOG = logging.getLogger(__name__)
 
 _a, _c, _inv, _rp = m.allocations, m.consumers, m.inventories, m.resource_providers
-
-
-class ProviderRaced(Exception):
-    """A provider generation moved under an allocation write: retry it."""
 
 
 @dataclass(frozen=True)
@@ -59,16 +62,6 @@ class _Provider:
     @property
     def label(self) -> str:
         return queries.label(self)
-
-
-def _generation_conflict(uuid: str, current: int | None, given: int | None):
-    def show(value):
-        return "null" if value is None else value
-
-    return errors.ConsumerGenerationConflict(
-        f"consumer generation conflict - expected {show(current)} but got {show(given)} "
-        f"(consumer {uuid})"
-    )
 
 
 def consumer_allocations(conn: sa.Connection, consumer_uuids: Sequence[str]):
@@ -111,27 +104,6 @@ _PROVIDERS = (
     .where(sa.or_(_rp.c.uuid.in_(sa.bindparam("uuids", expanding=True)),
                   _rp.c.id.in_(sa.bindparam("ids", expanding=True))))
 )
-# The CAS of every touched provider at once. ``id IN`` lets the database
-# walk the primary key in id order, so concurrent writers lock alike.
-_BUMP = (
-    sa.update(_rp)
-    .where(_rp.c.id.in_(sa.bindparam("ids", expanding=True)),
-           sa.tuple_(_rp.c.id, _rp.c.generation).in_(sa.bindparam("pairs", expanding=True)))
-    .values(generation=_rp.c.generation + 1)
-)
-_DELETE = sa.delete(_a).where(_a.c.consumer_id.in_(_NAMES))
-_INSERT = sa.insert(_a)
-_NEW_CONSUMER = sa.insert(_c)
-_KEEP_CONSUMER = (
-    sa.update(_c)
-    .where(_c.c.id == sa.bindparam("c_id"), _c.c.generation == sa.bindparam("c_generation"))
-    .values(generation=_c.c.generation + 1, project_id=sa.bindparam("c_project"),
-            user_id=sa.bindparam("c_user"), consumer_type=sa.bindparam("c_type"))
-)
-_FORGET_CONSUMER = sa.delete(_c).where(_c.c.id == sa.bindparam("c_id"),
-                                       _c.c.generation == sa.bindparam("c_generation"))
-
-
 def _read_held(conn: sa.Connection, names: list[str]):
     """(consumer uuid -> row, consumer uuid -> provider id -> class -> amount)."""
     consumers: dict[str, _Consumer] = {}
@@ -170,7 +142,7 @@ def write_once(conn: sa.Connection, writes: Sequence[t.AllocationWrite]) -> None
         existing = consumers.get(w.consumer_uuid)
         current = existing.generation if existing else None
         if current != w.consumer_generation:
-            raise _generation_conflict(w.consumer_uuid, current, w.consumer_generation)
+            raise generation_conflict(w.consumer_uuid, current, w.consumer_generation)
 
     wanted = sorted({p for w in writes for p in w.allocations})
     held_ids = sorted({p for per in held.values() for p in per})
@@ -204,68 +176,54 @@ def write_once(conn: sa.Connection, writes: Sequence[t.AllocationWrite]) -> None
             requested=amount, inv=provider.inventories[rc],
         )
 
-    # Writes: every touched provider's generation first.
-    ids = sorted(providers)
-    if ids and conn.execute(_BUMP, {
-            "ids": ids, "pairs": [(i, providers[i].generation) for i in ids]}
-    ).rowcount != len(ids):
-        raise ProviderRaced(
-            "a generation moved on resource provider(s) "
-            + ", ".join(providers[i].label for i in ids)
-        )
-    if held:
-        conn.execute(_DELETE, {"names": names})
-    inserts = [
-        {"resource_provider_id": by_uuid[uuid].id, "consumer_id": w.consumer_uuid,
-         "resource_class": rc, "used": amount}
-        for w in writes for uuid, resources in w.allocations.items()
-        for rc, amount in resources.items()
-    ]
-    if inserts:
-        conn.execute(_INSERT, inserts)
-
-    _save_consumers(conn, writes, consumers)
+    try:
+        write_plan.apply(conn, _plan(writes, consumers, held, providers))
+    except sa.exc.IntegrityError as exc:
+        if getattr(exc.orig, "pgcode", None) == _PG_FOREIGN_KEY_VIOLATION:
+            # In one statement PostgreSQL checks the provider of the new
+            # rows before the CAS of a provider deleted meanwhile can tell.
+            raise ProviderRaced(f"a resource provider went away: {exc.orig}") from exc
+        # A racing creator of the same consumer has won: a conflict (a
+        # savepoint would not help).
+        created = [w.consumer_uuid for w in writes
+                   if w.consumer_uuid not in consumers and any(w.allocations.values())]
+        raise generation_conflict(
+            " or ".join(created), "the generation another writer just created", None
+        ) from exc
     for w in writes:
         _log_changes(w, held.get(w.consumer_uuid, {}), providers)
 
 
-def _save_consumers(conn: sa.Connection, writes: Sequence[t.AllocationWrite],
-                    consumers: dict[str, _Consumer]) -> None:
-    """Create, bump or forget each consumer row, compare-and-swap on its
-    generation; new ones in one INSERT."""
-    created = []
+_PG_FOREIGN_KEY_VIOLATION = "23503"
+
+
+def _plan(writes: Sequence[t.AllocationWrite], consumers: dict[str, _Consumer],
+          held: dict[str, dict[int, dict[str, int]]],
+          providers: dict[int, _Provider]) -> WritePlan:
+    by_uuid = {p.uuid: p for p in providers.values()}
+    plan = WritePlan(
+        providers=[(pid, providers[pid].generation, providers[pid].label)
+                   for pid in sorted(providers)],
+        replaced=[w.consumer_uuid for w in writes if w.consumer_uuid in held],
+        allocations=[(by_uuid[uuid].id, w.consumer_uuid, rc, amount)
+                     for w in writes for uuid, resources in w.allocations.items()
+                     for rc, amount in resources.items()],
+    )
     for w in writes:
         existing = consumers.get(w.consumer_uuid)
         holds = any(w.allocations.values())
-        if existing is None:
-            if holds:
-                created.append(w)
+        if existing is None and not holds:
             continue
-        params = {"c_id": existing.id, "c_generation": existing.generation}
-        if holds:
-            result = conn.execute(_KEEP_CONSUMER, {
-                **params, "c_project": w.project_id, "c_user": w.user_id,
-                "c_type": w.consumer_type})
+        row = ConsumerRow(w.consumer_uuid, w.project_id, w.user_id, w.consumer_type,
+                          *((existing.id, existing.generation) if existing else ()))
+        if existing is None:
+            plan.created.append(row)
+        elif holds:
+            plan.kept.append(row)
         else:
             # Emptied: forgotten, so that the next write starts from None again.
-            result = conn.execute(_FORGET_CONSUMER, params)
-        if result.rowcount != 1:
-            raise _generation_conflict(
-                w.consumer_uuid, "a generation another writer just wrote", existing.generation
-            )
-    if not created:
-        return
-    try:
-        # A savepoint would not help on a unique violation: a racing
-        # creator of the same consumer has won, which is a conflict.
-        conn.execute(_NEW_CONSUMER, [
-            {"uuid": w.consumer_uuid, "project_id": w.project_id, "user_id": w.user_id,
-             "generation": 1, "consumer_type": w.consumer_type} for w in created])
-    except sa.exc.IntegrityError as exc:
-        raise _generation_conflict(
-            " or ".join(w.consumer_uuid for w in created),
-            "the generation another writer just created", None,
-        ) from exc
+            plan.forgotten.append(row)
+    return plan
 
 
 def _log_changes(w: t.AllocationWrite, held: dict[int, dict[str, int]],
