@@ -79,8 +79,8 @@ def consumer_allocations(conn: sa.Connection, consumer_uuids: Sequence[str]):
     return found
 
 
-# Built once: building SQLAlchemy expressions costs more than running
-# these small statements, and every allocation write runs all of them.
+# The two reads of every allocation write, built once: building SQLAlchemy
+# expressions costs more than running these small statements.
 _NAMES = sa.bindparam("names", expanding=True)
 _NO_INT = sa.cast(sa.null(), sa.Integer)
 # The named consumers (kind 0) and their allocation rows (kind 1), even
@@ -104,6 +104,8 @@ _PROVIDERS = (
     .where(sa.or_(_rp.c.uuid.in_(sa.bindparam("uuids", expanding=True)),
                   _rp.c.id.in_(sa.bindparam("ids", expanding=True))))
 )
+
+
 def _read_held(conn: sa.Connection, names: list[str]):
     """(consumer uuid -> row, consumer uuid -> provider id -> class -> amount)."""
     consumers: dict[str, _Consumer] = {}

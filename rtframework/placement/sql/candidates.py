@@ -22,9 +22,8 @@ with inventory and usage (one query) and traits (another), combined in
 Python. With a limit the roots come in id order as correlated EXISTS
 clauses cut by the limit in the database, so that a limit of 10 stops
 after ten matching trees whatever the cloud size. Without one, every
-eligible provider of each class is listed once (a UNION ALL) and the
-trees that have them all are found in Python: per-root subplans over the
-whole cloud cost more than that.
+eligible provider of each class is listed once (a UNION ALL) and grouped
+by root: per-root subplans over the whole cloud cost more than that.
 """
 
 from __future__ import annotations
@@ -169,27 +168,34 @@ def _matching_roots_statement(
     resources: tuple[tuple[str, int], ...], member_of: tuple[frozenset[str], ...],
     required: frozenset[str], forbidden: frozenset[str], in_tree: bool,
 ) -> sa.Select:
-    """(key, root) for every eligible provider of each class (key = its
-    index) and every provider with a required trait (the following keys):
-    a root whose tree yields every key matches."""
+    """Roots, in id order, whose tree has an eligible provider for every
+    class and every required trait somewhere: each eligible provider of a
+    class in such a tree yields (class index, root), and a root that yields
+    every index matches. Usage is aggregated over the cloud unless one tree
+    is asked for."""
     query = t.CandidateQuery(resources=dict(resources), member_of=member_of,
                              required_traits=required, forbidden_traits=forbidden)
     pt, rp = m.provider_traits, m.resource_providers
-    parts = [
-        _eligible(rc, amount, query, whole_cloud=True).with_only_columns(
-            sa.literal(key, sa.Integer).label("key"), rp.c.root_provider_id)
-        for key, (rc, amount) in enumerate(resources)
-    ]
-    for key, trait in enumerate(sorted(required), start=len(resources)):
-        parts.append(
-            sa.select(sa.literal(key, sa.Integer), rp.c.root_provider_id)
-            .select_from(pt.join(rp, rp.c.id == pt.c.resource_provider_id))
-            .where(pt.c.trait == trait)
-        )
-    if in_tree:
-        parts = [part.where(rp.c.root_provider_id == sa.bindparam("tree_root"))
-                 for part in parts]
-    return sa.union_all(*parts)
+    parts = []
+    for key, (rc, amount) in enumerate(resources):
+        part = _eligible(rc, amount, query, whole_cloud=not in_tree).with_only_columns(
+            sa.literal(key, sa.Integer).label("key"), rp.c.root_provider_id.label("root"))
+        if in_tree:
+            part = part.where(rp.c.root_provider_id == sa.bindparam("tree_root"))
+        for trait in sorted(required):
+            having = rp.alias("having_trait")
+            part = part.where(rp.c.root_provider_id.in_(
+                sa.select(having.c.root_provider_id)
+                .select_from(pt.join(having, having.c.id == pt.c.resource_provider_id))
+                .where(pt.c.trait == trait)
+            ))
+        parts.append(part)
+    keyed = sa.union_all(*parts).subquery("keyed")
+    return (
+        sa.select(keyed.c.root).group_by(keyed.c.root)
+        .having(sa.func.count(sa.distinct(keyed.c.key)) == len(parts))
+        .order_by(keyed.c.root)
+    )
 
 
 def _roots(conn: sa.Connection, query: t.CandidateQuery, tree_root: int | None, after: int,
@@ -202,11 +208,7 @@ def _roots(conn: sa.Connection, query: t.CandidateQuery, tree_root: int | None, 
         stmt = _roots_statement(*shape, conn.dialect.name)
         return list(conn.execute(stmt, {**params, "after": after, "batch": batch}).scalars())
     # Unlimited: called once, so ``after`` is 0.
-    keys: dict[int, set[int]] = defaultdict(set)
-    for key, root in conn.execute(_matching_roots_statement(*shape), params):
-        keys[root].add(key)
-    wanted = len(query.resources) + len(query.required_traits)
-    return sorted(root for root, found in keys.items() if len(found) == wanted)
+    return list(conn.execute(_matching_roots_statement(*shape), params).scalars())
 
 
 def find(conn: sa.Connection, query: t.CandidateQuery) -> t.AllocationCandidates:
@@ -233,7 +235,7 @@ def find(conn: sa.Connection, query: t.CandidateQuery) -> t.AllocationCandidates
             break
         after = roots[-1]
         trees = _Trees.load(conn, roots, with_aggregates=bool(query.member_of),
-                            whole_cloud=batch is None)
+                            whole_cloud=batch is None and tree_root is None)
         for root in roots:
             found = 0
             for allocations in trees.candidates(root, query):

@@ -162,3 +162,46 @@ def test_unknown_trait_or_class_in_request(backend):
                                                        .replace("-", "_")}))
     with pytest.raises((errors.ResourceClassNotFound, errors.InvalidRequest)):
         candidates(backend, resources={"CUSTOM_" + unique("X").upper().replace("-", "_"): 1})
+
+
+@pytest.mark.parametrize("required", [False, True])
+def test_a_cloud_wide_search_agrees_with_per_tree_and_limited_ones(
+        backend, make_provider, claim, required):
+    """Searching the whole cloud, one tree at a time and with a limit finds
+    the same candidates and summaries (usage, nested trees, traits)."""
+    trait = custom_trait(backend)
+    agg = new_uuid()
+    nested = make_provider({"MEMORY_MB": 2048}, aggregates=[agg])
+    numa0 = make_provider({"VCPU": 4}, parent=nested.uuid, traits=[trait])
+    make_provider({"VCPU": 4}, parent=nested.uuid)
+    used = make_provider({"VCPU": 8, "MEMORY_MB": 1024}, aggregates=[agg])
+    claim({used.uuid: {"VCPU": 5, "MEMORY_MB": 256}})
+    full = make_provider({"VCPU": 8, "MEMORY_MB": 1024}, aggregates=[agg], traits=[trait])
+    claim({full.uuid: {"VCPU": 7}})
+    make_provider({"VCPU": 8, "MEMORY_MB": 4096}, aggregates=[agg], traits=[trait])
+    roots = [p.uuid for p in backend.list_providers(t.ProviderQuery(member_of=(frozenset({agg}),)))]
+    query = {"member_of": (frozenset({agg}),),
+             "required_traits": frozenset({trait}) if required else frozenset()}
+
+    def search(**extra):
+        got = backend.get_allocation_candidates(t.CandidateQuery(resources=FLAVOR, **query,
+                                                                 **extra))
+        return [dict(r.allocations) for r in got.allocation_requests], got.provider_summaries
+
+    everything, summaries = search()
+    per_tree, tree_summaries = [], {}
+    for root in roots:
+        found, found_summaries = search(in_tree=root)
+        per_tree += found
+        tree_summaries.update(found_summaries)
+    limited, limited_summaries = search(limit=100)
+    # (Placement orders candidates its own way.)
+    assert sorted(everything, key=str) == sorted(per_tree, key=str) == sorted(limited, key=str)
+    assert summaries == tree_summaries == limited_summaries
+    # The nested tree (its trait on one NUMA node), the used and the roomy
+    # host; the full one is never a candidate.
+    assert len(everything) == (2 if required else 4)
+    assert all(full.uuid not in request for request in everything)
+    assert summaries[numa0.uuid].parent_uuid == nested.uuid
+    if not required:
+        assert summaries[used.uuid].resources["VCPU"] == t.ResourceSummary(capacity=8, used=5)
