@@ -283,7 +283,7 @@ def _tree_statement(whole_cloud: bool) -> sa.Select:
 _TREES = {whole_cloud: _tree_statement(whole_cloud) for whole_cloud in (False, True)}
 
 
-@dataclass
+@dataclass(slots=True)
 class _Node:
     """One provider of a candidate tree, as the search needs it."""
 
