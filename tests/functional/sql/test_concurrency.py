@@ -13,33 +13,14 @@ import uuid
 
 import pytest
 
-from rtframework import conf as rtconf
 from rtframework.placement import errors
 from rtframework.placement import types as t
 from rtframework.placement.sql.backend import SQLBackend
+from tests.functional.sql.conftest import make_conf
 
 CAPACITY = 10
 AMOUNT = 2
 WRITERS = 12
-# High enough that every writer sees the provider full rather than running
-# out of retries, so the number of winners is exact.
-RETRIES = 60
-
-
-def make_conf(url: str, state_path: str):
-    conf = rtconf.new_conf()
-    conf([], project="rtframework", default_config_files=[])
-    conf.set_override("connection", url, group="placement_database")
-    conf.set_override("state_path", state_path)
-    conf.set_override("conflict_retries", RETRIES, group="placement")
-    return conf
-
-
-@pytest.fixture
-def backend(database_url, tmp_path):
-    b = SQLBackend(make_conf(database_url, str(tmp_path)))
-    yield b
-    b.close()
 
 
 @pytest.fixture

@@ -15,14 +15,6 @@ from rtframework.placement import types as t
 from rtframework.placement.sql import models as m
 from rtframework.placement.sql import write_plan as wp
 from rtframework.placement.sql.backend import SQLBackend
-from tests.functional.sql.test_concurrency import make_conf
-
-
-@pytest.fixture
-def backend(database_url, tmp_path):
-    b = SQLBackend(make_conf(database_url, str(tmp_path)))
-    yield b
-    b.close()
 
 
 @pytest.fixture
