@@ -50,17 +50,8 @@ def _check(conn: sa.Connection, query: t.CandidateQuery) -> None:
             raise errors.InvalidRequest(f"requested amount of {rc} must be >= 1, got {amount!r}")
     if query.limit is not None and query.limit < 1:
         raise errors.InvalidRequest(f"limit must be >= 1, got {query.limit}")
-    custom = [rc for rc in query.resources if rc not in validation.STANDARD_CLASSES]
-    missing = set(custom) - queries.custom_names(conn, m.resource_classes, custom)
-    if missing:
-        raise errors.ResourceClassNotFound(
-            f"resource class(es) {', '.join(sorted(missing))} not found"
-        )
-    traits = query.required_traits | query.forbidden_traits
-    custom = [n for n in traits if n not in validation.STANDARD_TRAITS]
-    unknown = set(custom) - queries.custom_names(conn, m.traits, custom)
-    if unknown:
-        raise errors.TraitNotFound(f"trait(s) {', '.join(sorted(unknown))} not found")
+    queries.check_known_names(conn, query.resources,
+                              query.required_traits | query.forbidden_traits)
 
 
 def _eligible(rc: str, amount: int, query: t.CandidateQuery, *,
