@@ -10,13 +10,14 @@ from __future__ import annotations
 from cliff.lister import Lister
 from cliff.show import ShowOne
 
+from rtframework.cmd import names
 from rtframework.cmd.instances import parse_resources
 from rtframework.compute import values as cv
 from rtframework.moves import evacuate, live, migrate, resize
 from rtframework.moves.common import MoveContext
 
-_COLUMNS = ("UUID", "Instance", "Type", "Status", "Source host", "Source node", "Dest host",
-            "Dest node", "Old flavor", "New flavor", "Claim strategy", "Updated")
+_COLUMNS = ("UUID", "Instance", "Instance name", "Type", "Status", "Source host", "Source node",
+            "Dest host", "Dest node", "Old flavor", "New flavor", "Claim strategy", "Updated")
 
 
 def _flavor(flavor: cv.Flavor) -> str:
@@ -24,8 +25,8 @@ def _flavor(flavor: cv.Flavor) -> str:
     return f"{flavor.name} ({resources})"
 
 
-def migration_row(m: cv.Migration) -> tuple:
-    return (m.uuid, m.instance_uuid, m.migration_type, m.status, m.source_host or "",
+def migration_row(m: cv.Migration, instance_name: str = "") -> tuple:
+    return (m.uuid, m.instance_uuid, instance_name, m.migration_type, m.status, m.source_host or "",
             m.source_node or "", m.dest_host or "", m.dest_node or "", _flavor(m.old_flavor),
             _flavor(m.new_flavor), m.claim_strategy,
             m.updated_at.isoformat(timespec="seconds"))
@@ -36,7 +37,8 @@ class _MoveCommand(ShowOne):
         return MoveContext(self.app.conf, self.app.backend, self.app.compute)
 
     def show(self, migration: cv.Migration):
-        return _COLUMNS, migration_row(migration)
+        name = names.Names(self.app.backend, self.app.compute).consumer(migration.instance_uuid)
+        return _COLUMNS, migration_row(migration, name)
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
@@ -154,4 +156,5 @@ class MigrationsList(Lister):
                               & cv.UNFINISHED_MIGRATION_STATUSES)
         found = store.list_migrations(instance_uuid=instance, host=parsed_args.host,
                                       statuses=statuses)
-        return _COLUMNS, [migration_row(m) for m in found]
+        label = names.Names(self.app.backend, store)
+        return _COLUMNS, [migration_row(m, label.consumer(m.instance_uuid)) for m in found]
