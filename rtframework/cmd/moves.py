@@ -93,6 +93,9 @@ class LiveMigrate(_MoveCommand):
         ctx = self.context()
         started = live.start(ctx, parsed_args.instance, to_host=parsed_args.to_host)
         if parsed_args.abort or parsed_args.fail:
+            # A failed migration is a failed step (exit 1); an abort is what
+            # was asked for.
+            self.failed = parsed_args.fail
             return self.show(live.rollback(ctx, started.uuid, abort=parsed_args.abort))
         return self.show(live.complete(ctx, started.uuid))
 

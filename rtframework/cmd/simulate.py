@@ -8,7 +8,7 @@ import sys
 from cliff.command import Command
 from tqdm import tqdm
 
-from rtframework.simulate import report, runner
+from rtframework.simulate import database, report, runner
 
 
 class Simulate(Command):
@@ -77,7 +77,12 @@ class Simulate(Command):
             check_interval=parsed_args.check_interval,
             quiet_hosts=self.app.options.verbose_level <= 1)
         try:
+            if parsed_args.plot:
+                # Before the run, not after minutes of it.
+                report.require_plotting()
             soak = runner.Soak(options)
+            if url and database.ensure_database(url):
+                self.app.stderr.write(f"rtf simulate: created database {url}\n")
         except ValueError as exc:
             self.app.stderr.write(f"rtf simulate: {exc}\n")
             return 2
