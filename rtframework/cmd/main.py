@@ -42,11 +42,15 @@ def is_usage_error(exc: BaseException) -> bool:
     """Errors that mean "the request was wrong", not "the step failed"."""
     from rtframework.compute import errors as compute_errors
     from rtframework.driver import DriverLoadError
+    from rtframework.moves.errors import MoveError
     from rtframework.placement import errors as placement_errors
 
     usage = (rtconf.ConfigError, DriverLoadError, ValueError, compute_errors.NotFound,
              compute_errors.AmbiguousInstance, compute_errors.InvalidValue,
              placement_errors.NotFound, placement_errors.InvalidRequest)
+    if isinstance(exc, MoveError) and exc.__cause__ is not None:
+        # A move names the instance or migration it could not find.
+        return is_usage_error(exc.__cause__)
     return isinstance(exc, usage)
 
 
