@@ -10,6 +10,8 @@ Create Date: 2026-12-04
 import sqlalchemy as sa
 from alembic import op
 
+from rtframework.migration_ops import add_column
+
 revision = "0003"
 down_revision = "0002"
 branch_labels = None
@@ -18,21 +20,13 @@ depends_on = None
 _COLUMNS = ("source_allocations", "dest_allocations")
 
 
-def _present() -> set[str]:
-    return {c["name"] for c in sa.inspect(op.get_bind()).get_columns("migrations")}
-
-
 def upgrade() -> None:
-    # One column per statement, each skipped when present: an upgrade cut
+    # One statement per column, each skipped when present: an upgrade cut
     # short between the two runs again to the end.
-    present = _present()
     for name in _COLUMNS:
-        if name not in present:
-            op.add_column("migrations", sa.Column(name, sa.JSON, nullable=True))
+        add_column("migrations", sa.Column(name, sa.JSON, nullable=True))
 
 
 def downgrade() -> None:
-    present = _present()
     for name in _COLUMNS:
-        if name in present:
-            op.drop_column("migrations", name)
+        op.drop_column("migrations", name)
