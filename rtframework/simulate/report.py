@@ -74,6 +74,15 @@ def flips_table(result: Result) -> str:
     return table.get_string()
 
 
+def require_plotting() -> None:
+    """Raise ValueError naming the extra to install when no plot can be drawn."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        raise ValueError("--plot needs matplotlib, which is not installed: "
+                         "pip install -e '.[plot]'") from None
+
+
 def plot(result: Result, path: str) -> None:
     """Used VCPU of each host over time, as a PNG."""
     import matplotlib
