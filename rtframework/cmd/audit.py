@@ -65,8 +65,11 @@ class Check(_ExitOnFindings):
 
 
 class Audit(_ExitOnFindings):
-    """List orphans, missing allocations and multi-host allocations of
-    instances that are not moving; --delete removes the orphans."""
+    """List orphans, missing and multi-host allocations; --delete removes orphans.
+
+    Only instances that are not moving are judged; a move holds two hosts
+    on purpose.
+    """
 
     def get_parser(self, prog_name):
         parser = _add_recheck(super().get_parser(prog_name))

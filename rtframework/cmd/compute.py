@@ -67,8 +67,12 @@ class ComputeUpdate(Lister):
 
 
 class ComputeRun(Command):
-    """Run a host's agent: a resource update every update_resources_interval
-    seconds until SIGTERM or SIGINT."""
+    """Run a host's agent: periodic resource updates until SIGTERM or SIGINT.
+
+    One update every update_resources_interval seconds, a heartbeat in
+    between; the moves this host was part of when it stopped are finished
+    or undone first.
+    """
 
     def get_parser(self, prog_name):
         parser = _add_host(super().get_parser(prog_name))

@@ -57,8 +57,10 @@ class Migrate(_MoveCommand):
 
 
 class Resize(_MoveCommand):
-    """Resize an instance to a new flavor (the same host is allowed); then
-    confirm or revert."""
+    """Resize an instance to a new flavor, then confirm or revert.
+
+    The same host is allowed: it holds old and new flavor until confirmed.
+    """
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
@@ -79,8 +81,11 @@ class Resize(_MoveCommand):
 
 
 class LiveMigrate(_MoveCommand):
-    """Live-migrate an instance; --abort or --fail end it with a rollback
-    instead (the guest stays on its source), to show what that leaves."""
+    """Live-migrate an instance; --abort or --fail roll it back instead.
+
+    A rollback leaves the guest on its source, which shows what an aborted
+    or failed live migration leaves behind.
+    """
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
@@ -103,8 +108,11 @@ class LiveMigrate(_MoveCommand):
 
 
 class Evacuate(_MoveCommand):
-    """Rebuild an instance of a down host elsewhere; the source removes its
-    half when it comes back."""
+    """Rebuild an instance of a down host on another host.
+
+    Only from a host that is down (or forced down). The source's half of
+    the claim is removed by the source itself when it comes back.
+    """
 
     def take_action(self, parsed_args):
         return self.show(evacuate.evacuate(self.context(), parsed_args.instance,
@@ -119,8 +127,10 @@ class _FinishCommand(_MoveCommand):
 
 
 class Confirm(_FinishCommand):
-    """Confirm a resize or cold migration: keep the destination. Confirming
-    twice is harmless."""
+    """Confirm a resize or cold migration: keep the destination.
+
+    Confirming twice is harmless.
+    """
 
     def take_action(self, parsed_args):
         return self.show(resize.confirm(self.context(), parsed_args.migration))

@@ -32,13 +32,15 @@ class ProvidersList(Lister):
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
-        parser.add_argument("--name")
-        parser.add_argument("--uuid")
+        parser.add_argument("--name", help="The provider with this name.")
+        parser.add_argument("--uuid", help="The provider with this uuid.")
         parser.add_argument("--in-tree", metavar="PROVIDER",
                             help="Providers of the tree this provider (uuid or name) "
                             "belongs to.")
-        parser.add_argument("--required", action="append", default=[], metavar="TRAIT")
-        parser.add_argument("--forbidden", action="append", default=[], metavar="TRAIT")
+        parser.add_argument("--required", action="append", default=[], metavar="TRAIT",
+                            help="Only providers with this trait (repeatable).")
+        parser.add_argument("--forbidden", action="append", default=[], metavar="TRAIT",
+                            help="Only providers without this trait (repeatable).")
         parser.add_argument("--member-of", action="append", default=[], metavar="AGG[,AGG]",
                             help="Any of these aggregates; repeat to require several.")
         parser.add_argument("--resource", action="append", default=[], metavar="CLASS=AMOUNT",
@@ -162,7 +164,7 @@ class TraitsList(Lister):
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
-        parser.add_argument("--prefix")
+        parser.add_argument("--prefix", help="Only traits whose name starts with this.")
         return parser
 
     def take_action(self, parsed_args):
