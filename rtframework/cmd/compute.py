@@ -119,8 +119,11 @@ class ComputeRun(Command):
 
 
 class ComputeReconcile(Lister):
-    """Finish or undo what a stop of a host interrupted (what `compute run`
-    does first) and list what was done."""
+    """Settle what a stop of a host interrupted, as `compute run` does first.
+
+    Moves with a migration record are finished or undone, killed boots end
+    ERROR, shelves and unshelves are finished or undone, guests the records
+    place elsewhere are destroyed; lists what was done."""
 
     def get_parser(self, prog_name):
         return _add_host(super().get_parser(prog_name))
