@@ -116,15 +116,6 @@ def check_amount(provider: str, resource_class: str, amount: int, inv: t.Invento
         )
 
 
-def fits(inv: t.Inventory, used: int, amount: int) -> bool:
-    """Room for ``amount`` more within capacity and the unit constraints."""
-    return (
-        inv.min_unit <= amount <= inv.max_unit
-        and amount % inv.step_size == 0
-        and used + amount <= inv.capacity
-    )
-
-
 def check_capacity(
     provider: str, resource_class: str, *, used_before: int, used_others: int, requested: int,
     inv: t.Inventory,
