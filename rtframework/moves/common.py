@@ -297,6 +297,10 @@ def fail(
         return migration
     strategy_for(ctx, migration).revert(claim_for(ctx, migration), reason=reason)
     instance = ctx.store.get_instance(migration.instance_uuid)
+    if migration.dest_host and migration.dest_host != migration.source_host:
+        # The destination may have started the guest already (a live
+        # migration does at its start, a resize at its finish).
+        ctx.destroy(migration.dest_host, instance, migration.dest_node)
     if instance.vm_state != v.DELETED:
         # A step may have failed after the record already moved to the
         # destination (and before the status said so): the allocations are
