@@ -1,4 +1,4 @@
-"""Rules of the sql backend's validation module (no database)."""
+"""Rules of the placement validation module (no database)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pytest
 
 from rtframework.placement import errors
 from rtframework.placement import types as t
-from rtframework.placement.sql import validation as v
+from rtframework.placement import validation as v
 
 
 @pytest.mark.parametrize("name", ["VCPU", "MEMORY_MB", "CUSTOM_GPU_A100", "CUSTOM_1",
@@ -51,7 +51,7 @@ def test_amount_rules():
     inv = t.Inventory(total=16, min_unit=2, max_unit=8, step_size=2)
     v.check_amount("rp", "VCPU", 4, inv)
     for amount, words in [(1, "min_unit 2"), (10, "max_unit 8"), (3, "step_size 2"),
-                          (0, ">= 1")]:
+                          (0, "from 1 to")]:
         with pytest.raises(errors.InvalidAllocation, match=words):
             v.check_amount("rp", "VCPU", amount, inv)
     with pytest.raises(errors.InvalidAllocation, match="no inventory of VCPU"):
