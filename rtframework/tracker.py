@@ -71,6 +71,10 @@ class InvalidFlavor(TrackerError):
     """A flavor asks for no resources, a bad class or a bad amount."""
 
 
+class UnknownNode(TrackerError):
+    """The host has no node of the name asked for."""
+
+
 @dataclass(frozen=True)
 class NodeReport:
     """What one periodic run did for one node."""
@@ -683,7 +687,7 @@ class ResourceTracker:
         if node is None:
             return nodes
         if node not in nodes:
-            raise TrackerError(f"host {self.host} has no node {node!r}; it has "
+            raise UnknownNode(f"host {self.host} has no node {node!r}; it has "
                                f"{', '.join(nodes)}")
         return [node]
 
