@@ -20,7 +20,8 @@ baremetal_group = _group()
 BAREMETAL_OPTS = [
     cfg.StrOpt(
         "nodes_file",
-        help="Node catalogue, JSON (.json) or YAML (.yaml, .yml): a list of "
+        help="Node catalogue, JSON (.json) or YAML (.yaml, .yml); a relative path "
+        "is taken from the directory of the configuration file that sets it. A list of "
         "nodes (or {nodes: [...]}) with uuid, name, resource_class, "
         "properties, provision_state, maintenance, power_state, traits and "
         "instance_uuid. It is read again on every periodic update, so edits "

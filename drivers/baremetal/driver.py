@@ -8,6 +8,7 @@ import os
 
 from oslo_config import cfg
 
+from rtframework import conf as rtconf
 from rtframework.driver import ComputeDriver, DriverError, InstanceSpec
 from rtframework.placement.types import Inventory
 from rtframework.provider_tree import ProviderTree
@@ -50,12 +51,13 @@ class BaremetalDriver(ComputeDriver):
 
     def records(self) -> InstanceRecords:
         if self._records is None:
-            self._records = InstanceRecords(self._opts.state_file)
+            self._records = InstanceRecords(
+                rtconf.relative_to_config_file(self.conf, "state_file", "baremetal"))
         return self._records
 
     def catalogue(self) -> cat.Catalogue:
         """The catalogue as the file is now; parsed again whenever it changed."""
-        path = self._opts.nodes_file
+        path = rtconf.relative_to_config_file(self.conf, "nodes_file", "baremetal")
         if not path:
             raise cat.CatalogueError("[baremetal] nodes_file is not set; the bare-metal "
                                      "driver has no nodes to report")

@@ -4,14 +4,21 @@ Commands are entry points in the ``rtframework.cli`` group (underscores in
 their names become spaces: ``providers_list`` is ``rtf providers list``).
 Each command reaches configuration and backends through the app:
 ``self.app.conf``, ``self.app.backend``, ``self.app.compute``.
+
+Exit status, the same for every command (see :data:`EXIT_STATUS`): 0 when
+all went well and nothing was found, 1 when a step failed or findings
+were reported, 2 for a usage or configuration error (nothing was changed).
+A command that printed its result but failed a step sets ``self.failed``.
 """
 
 from __future__ import annotations
 
+import argparse
 import logging
 import os
 import sys
 
+from cliff import help as cliff_help
 from cliff.app import App
 from cliff.commandmanager import CommandManager
 
@@ -20,6 +27,33 @@ from rtframework import conf as rtconf
 from rtframework import history
 
 LOG = logging.getLogger(__name__)
+
+EXIT_STATUS = """exit status:
+  0  done, and nothing found (check, audit, heal: no findings)
+  1  a step failed (a refused move, a failed provider update, a failed
+     live migration) or findings were reported
+  2  usage or configuration error: bad arguments or options, an unknown
+     or ambiguous name, a missing or invalid configuration; nothing changed
+
+running rtf without a command prints this help (exit status 2)."""
+
+
+def is_usage_error(exc: BaseException) -> bool:
+    """Errors that mean "the request was wrong", not "the step failed"."""
+    from rtframework.compute import errors as compute_errors
+    from rtframework.driver import DriverLoadError
+    from rtframework.moves.errors import MoveError
+    from rtframework.placement import errors as placement_errors
+    from rtframework.tracker import InvalidFlavor, UnknownNode
+
+    usage = (rtconf.ConfigError, DriverLoadError, ValueError, compute_errors.NotFound,
+             compute_errors.AmbiguousInstance, compute_errors.InvalidValue,
+             placement_errors.NotFound, placement_errors.InvalidRequest, InvalidFlavor,
+             UnknownNode)
+    if isinstance(exc, MoveError) and exc.__cause__ is not None:
+        # A move names the instance or migration it could not find.
+        return is_usage_error(exc.__cause__)
+    return isinstance(exc, usage)
 
 
 class RtfApp(App):
@@ -36,8 +70,13 @@ class RtfApp(App):
         self._conf = None
         self._backend = None
         self._compute = None
+        self._error: BaseException | None = None
+        self._failed = False
+        self._no_command = False
 
     def build_option_parser(self, description, version, argparse_kwargs=None):
+        argparse_kwargs = dict(argparse_kwargs or {}, prog=self.NAME, epilog=EXIT_STATUS,
+                               formatter_class=argparse.RawDescriptionHelpFormatter)
         parser = super().build_option_parser(description, version, argparse_kwargs)
         parser.add_argument(
             "--config-file", action="append", default=None, metavar="PATH",
@@ -81,7 +120,33 @@ class RtfApp(App):
             history.enable(self._compute, self.conf.host)
         return self._compute
 
+    def run(self, argv: list[str]) -> int:
+        status = super().run(argv)
+        return 2 if self._no_command else status
+
+    def interact(self) -> None:
+        # No command given: print the help (and the commands) instead of
+        # starting an interactive shell that would read commands from stdin.
+        self._no_command = True
+        try:
+            cliff_help.HelpAction([], argparse.SUPPRESS, default=self)(
+                self.parser, self.options, None, None)
+        except cliff_help.HelpExit:
+            pass
+
+    def run_subcommand(self, argv: list[str]) -> int:
+        self._error = None
+        self._failed = False
+        status = super().run_subcommand(argv)
+        if status == 1 and self._error is not None and is_usage_error(self._error):
+            return 2
+        if status == 0 and self._failed:
+            return 1
+        return status
+
     def clean_up(self, cmd, result, err):
+        self._error = err
+        self._failed = bool(getattr(cmd, "failed", False))
         if self._compute is not None:
             history.disable()
         if self._backend is not None:
@@ -102,7 +167,10 @@ class RtfApp(App):
 
 
 def main(argv: list[str] | None = None) -> int:
-    return RtfApp().run(sys.argv[1:] if argv is None else argv)
+    try:
+        return RtfApp().run(sys.argv[1:] if argv is None else argv)
+    except SystemExit as exc:  # argparse: exit 2 after printing the usage error
+        return exc.code if isinstance(exc.code, int) else 2
 
 
 if __name__ == "__main__":

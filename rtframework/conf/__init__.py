@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 
 from oslo_config import cfg
@@ -41,7 +42,24 @@ def load(
     except cfg.Error as exc:
         raise ConfigError(str(exc)) from exc
     validate(conf)
+    state_path = relative_to_config_file(conf, "state_path")
+    if state_path != conf.state_path:
+        # Every $state_path in other options follows the resolved directory.
+        conf.set_override("state_path", state_path)
     return conf
+
+
+def relative_to_config_file(conf: cfg.ConfigOpts, name: str, group: str | None = None):
+    """The value of a path option, a relative one taken from the directory
+    of the configuration file that set it (so a config shipped beside its
+    data files works from any working directory)."""
+    value = (conf[group] if group else conf)[name]
+    if not value or os.path.isabs(value):
+        return value
+    where = conf.get_location(name, group).detail
+    if where and os.path.isfile(where):
+        return os.path.join(os.path.dirname(os.path.abspath(where)), value)
+    return value
 
 
 def validate(conf: cfg.ConfigOpts) -> None:

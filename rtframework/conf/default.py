@@ -16,7 +16,11 @@ host_opts = [
     cfg.StrOpt(
         "state_path",
         default="/var/lib/rtframework",
-        help="Directory for the embedded SQLite databases and other state.",
+        help="Directory for the embedded SQLite databases and other state. "
+        "A relative path is taken from the directory of the configuration "
+        "file that sets it. Set in a file, the directory is created on first "
+        "use; the default is used only if it exists already, so that a "
+        "command run without configuration never leaves databases there.",
     ),
     cfg.StrOpt(
         "compute_driver",

@@ -38,13 +38,14 @@ def summary_table(result: Result) -> str:
         ("claim strategy", opts.strategy),
         ("conflicts retried", result.conflicts),
         ("invariant check passes", obs.passes),
+        ("invariant checks that failed", obs.errors),
         ("violations during the run", len(obs.violations)),
         ("violations after the final restart", len(result.final)),
         ("allocation flips", f"{flips} ({len(obs.flips)} instances)"),
         ("wall time", f"{result.wall_time:.1f}s"),
     ]
     if opts.chaos:
-        rows[6:6] = [
+        rows[7:7] = [
             ("hosts killed (SIGKILL)", result.kills),
             ("generation bumps", result.bumps),
             ("transient findings while hosts were down",
@@ -72,6 +73,15 @@ def flips_table(result: Result) -> str:
     for uuid, count in result.observations.flips.most_common():
         table.add_row([uuid, count])
     return table.get_string()
+
+
+def require_plotting() -> None:
+    """Raise ValueError naming the extra to install when no plot can be drawn."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        raise ValueError("--plot needs matplotlib, which is not installed: "
+                         "pip install -e '.[plot]'") from None
 
 
 def plot(result: Result, path: str) -> None:

@@ -9,10 +9,9 @@ from collections.abc import Iterable, Mapping
 
 import sqlalchemy as sa
 
-from rtframework.placement import errors
+from rtframework.placement import errors, validation
 from rtframework.placement import types as t
 from rtframework.placement.sql import models as m
-from rtframework.placement.sql import validation
 
 _rp = m.resource_providers
 _parent = _rp.alias("parent")
@@ -80,7 +79,7 @@ def bump_generation(conn: sa.Connection, row, expected: int) -> int:
     return expected + 1
 
 
-def check_generation(row, expected: int) -> int:
+def keep_generation(row, expected: int) -> int:
     """The generation of a write that changes nothing: checked as read,
     not bumped (Placement leaves it alone too)."""
     if row.generation != expected:
@@ -257,10 +256,21 @@ def has_room_clause(provider_id: sa.ColumnElement, resource_class: str, amount: 
     )
     return provider_id.in_(
         sa.select(inv.c.resource_provider_id).where(
-            inv.c.resource_class == resource_class,
-            inv.c.min_unit <= amount,
-            inv.c.max_unit >= amount,
-            sa.literal(amount) % inv.c.step_size == 0,
-            (inv.c.total - inv.c.reserved) * inv.c.allocation_ratio >= used + amount,
-        )
+            inv.c.resource_class == resource_class, *fits_clauses(used, amount))
     )
+
+
+def fits_clauses(used: sa.ColumnElement, amount: int) -> list[sa.ColumnElement]:
+    """:func:`rtframework.placement.validation.fits` in SQL over ``inventories``:
+    ``amount`` within the unit constraints and ``used + amount`` within
+    (total - reserved) * allocation_ratio."""
+    inv = m.inventories
+    return [
+        inv.c.min_unit <= amount,
+        inv.c.max_unit >= amount,
+        # The step_size = 1 test changes nothing but lets planners estimate
+        # the condition from statistics instead of guessing that it drops
+        # almost every row.
+        sa.or_(inv.c.step_size == 1, sa.literal(amount) % inv.c.step_size == 0),
+        (inv.c.total - inv.c.reserved) * inv.c.allocation_ratio >= used + amount,
+    ]

@@ -12,6 +12,7 @@ from rtframework.moves import live, migrate, resize
 from rtframework.tracker import NoCapacity
 from rtframework_drivers.libvirt import host as libvirt_host
 from rtframework_drivers.libvirt.driver import LibvirtDriver
+from tests.fixtures.libvirt_binding import require_binding
 from tests.functional.drivers.conftest import Cloud, host_conf
 
 FIXTURES = pathlib.Path(__file__).resolve().parents[2] / "fixtures" / "libvirt"
@@ -20,6 +21,7 @@ SMALL = Flavor("m1.small", {"VCPU": 2, "MEMORY_MB": 1024, "DISK_GB": 10})
 
 @pytest.fixture
 def cloud(conf, sql_backend, store, tmp_path, monkeypatch):
+    require_binding()
     class Stats:  # a 500 GiB instances filesystem on any machine
         f_blocks = 500 * 262144
         f_frsize = 4096

@@ -11,6 +11,7 @@ from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 
 from rtframework import db
+from rtframework.placement import errors
 from rtframework.placement import types as t
 from rtframework.placement.sql import backend as sql_backend
 from rtframework.placement.sql import models
@@ -39,17 +40,32 @@ def test_migrations_create_exactly_the_models(placement_conf):
 
 
 def test_sync_is_idempotent(placement_conf):
+    """A second sync changes nothing: same revision, same rows."""
     sql_backend.sync_schema(placement_conf)
-    sql_backend.sync_schema(placement_conf)
-
-
-def test_auto_sync_off_leaves_the_database_alone(placement_conf, config):
-    config.config(auto_sync=False, group="placement_database")
     backend = sql_backend.SQLBackend(placement_conf)
     try:
-        assert "resource_providers" not in sa.inspect(backend.engine).get_table_names()
+        rp = backend.create_provider("kept-" + uuid.uuid4().hex)
+        sql_backend.sync_schema(placement_conf)
+        assert db.current_revision(sql_backend.SCRIPT_LOCATION, backend.engine,
+                                   sql_backend.VERSION_TABLE) == \
+            db.head_revision(sql_backend.SCRIPT_LOCATION)
+        assert backend.get_provider(rp.uuid) == rp
     finally:
         backend.close()
+
+
+def test_auto_sync_off_refuses_a_database_without_schema(placement_conf, config, database_url):
+    config.config(auto_sync=False, group="placement_database")
+    with pytest.raises(errors.BackendUnavailable) as caught:
+        sql_backend.SQLBackend(placement_conf)
+    message = str(caught.value)
+    assert "placement database" in message and "has no schema" in message
+    assert message.endswith("run `rtf db sync`") and "\n" not in message
+    engine = sa.create_engine(database_url)
+    try:
+        assert sa.inspect(engine).get_table_names() == []
+    finally:
+        engine.dispose()
 
 
 def test_auto_sync_creates_the_schema(placement_conf):

@@ -14,6 +14,7 @@ from rtframework.driver import DriverError, InstanceSpec, load_driver
 from rtframework.provider_tree import ProviderTree
 from rtframework_drivers.libvirt import host
 from rtframework_drivers.libvirt.driver import MISSING_BINDING, LibvirtDriver
+from tests.fixtures.libvirt_binding import require_binding
 
 ROOT = pathlib.Path(__file__).resolve().parents[3]
 FIXTURES = ROOT / "tests" / "fixtures" / "libvirt"
@@ -39,6 +40,7 @@ def fixed_disk(monkeypatch):
 
 @pytest.fixture
 def make_driver(conf, config, tmp_path):
+    require_binding()
     LibvirtDriver.register_opts(conf)
     started = []
 
@@ -249,6 +251,7 @@ def test_missing_binding_says_how_to_install_it(conf, monkeypatch):
 
 
 def test_sample_config_runs_against_the_test_driver(tmp_path):
+    require_binding()
     conf = rtconf.load([str(ROOT / "etc" / "rtframework" / "libvirt.conf")])
     conf.set_override("state_path", str(tmp_path))
     driver = load_driver(conf, "h1")
