@@ -403,6 +403,10 @@ class SQLBackend(contract.PlacementBackend):
         pt = m.provider_traits
         with translated(), self._write() as conn:
             row = queries.provider_row(conn, uuid)
+            # A stale generation is reported before an unknown trait, and a
+            # write that changes nothing keeps the generation, as Placement
+            # does; the CAS below still guards a real change.
+            queries.keep_generation(row, generation)
             custom = [n for n in traits if n not in validation.STANDARD_TRAITS]
             unknown = set(custom) - queries.custom_names(conn, m.traits, custom)
             if unknown:
@@ -411,7 +415,7 @@ class SQLBackend(contract.PlacementBackend):
                     f"(traits of provider {queries.label(row)})"
                 )
             if queries.traits_of(conn, [row.id])[row.id] == traits:
-                return queries.keep_generation(row, generation)
+                return generation
             new_gen = queries.bump_generation(conn, row, generation)
             conn.execute(sa.delete(pt).where(pt.c.resource_provider_id == row.id))
             if traits:

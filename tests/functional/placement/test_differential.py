@@ -177,6 +177,14 @@ def canonical(allocations) -> tuple:
     return tuple(sorted((rp, rc, n) for rp, res in allocations.items() for rc, n in res.items()))
 
 
+def stale(generation: int, kind: str) -> int:
+    """The generation a writer names: the current one, or a wrong one that
+    is still a valid generation (>= 0)."""
+    if kind != "stale":
+        return generation
+    return generation - 1 if generation > 0 else generation + 1
+
+
 # -- strategies ----------------------------------------------------------------
 
 index = st.integers(0, MAX_PROVIDERS - 1)
@@ -275,15 +283,10 @@ class Differential(RuleBasedStateMachine):
         assert type(caught.value) is want, f"{what}: sql -> {caught.value!r}, expected {want}"
 
     def sql_generation(self, rp: str, kind: str) -> int:
-        try:
-            current = self.sql.get_provider(rp).generation
-        except errors.ProviderNotFound:
-            current = 0
-        return current - (kind == "stale")
+        return stale(self.sql.get_provider(rp).generation, kind)
 
     def placement_generation(self, rp: str, kind: str) -> int:
-        found = self.seen_providers.get(rp)
-        return (found[1] if found else 0) - (kind == "stale")
+        return stale(self.seen_providers[rp][1], kind)
 
     def generations_match(self, rp: str):
         """Compare a returned sql generation with Placement's."""
@@ -515,8 +518,8 @@ class Differential(RuleBasedStateMachine):
         if kind == "none":
             return None, pl_current if consumer in self.leaked else None
         if kind == "stale":
-            return ((0 if sql_current is None else sql_current - 1),
-                    (0 if pl_current is None else pl_current - 1))
+            return ((0 if sql_current is None else stale(sql_current, kind)),
+                    (0 if pl_current is None else stale(pl_current, kind)))
         return sql_current, pl_current
 
     def write(self, entries):

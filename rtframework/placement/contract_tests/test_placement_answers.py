@@ -1,8 +1,8 @@
 """Contract: which error a request with two problems gets, and writes that
 change nothing, as OpenStack Placement answers them.
 
-Each case was found by the differential test (test_differential.py) where
-the sql backend answered differently; they run on every backend.
+Each case was found by the differential test against Placement
+(tests/functional/placement/test_differential.py); they run on every backend.
 """
 
 from __future__ import annotations
@@ -11,13 +11,10 @@ import pytest
 
 from rtframework.placement import errors
 from rtframework.placement import types as t
-from tests.functional.placement.conftest import new_uuid, unique
+from rtframework.placement.contract_tests import new_uuid, unique
+from rtframework.placement.contract_tests.test_traits_classes import custom
 
 pytestmark = pytest.mark.placement
-
-
-def custom(prefix: str) -> str:
-    return "CUSTOM_" + unique(prefix).upper().replace("-", "_")
 
 
 def test_unchanged_traits_keep_the_generation_but_still_check_it(backend, make_provider):
@@ -28,6 +25,12 @@ def test_unchanged_traits_keep_the_generation_but_still_check_it(backend, make_p
     assert backend.get_provider(rp.uuid).generation == rp.generation
     with pytest.raises(errors.ProviderGenerationConflict):
         backend.set_provider_traits(rp.uuid, rp.generation - 1, frozenset([trait]))
+
+
+def test_stale_generation_is_reported_before_an_unknown_trait(backend, make_provider):
+    rp = make_provider()
+    with pytest.raises(errors.ProviderGenerationConflict):
+        backend.set_provider_traits(rp.uuid, rp.generation + 1, frozenset([custom("NONE")]))
 
 
 def test_missing_parent_is_reported_before_a_taken_name(backend, make_provider):
