@@ -277,10 +277,7 @@ def _remove_orphan(backend: PlacementBackend, store: ComputeStore, consumer: str
         why = _holds_nothing_by_record(store, consumer)
         if why is None:
             return Action(consumer, {}, False, "may hold allocations again (record changed)")
-        backend.write_allocations([t.AllocationWrite(
-            consumer_uuid=consumer, allocations={}, project_id=held.project_id or "",
-            user_id=held.user_id or "", consumer_generation=held.generation,
-            consumer_type=held.consumer_type or "INSTANCE")])
+        backend.write_allocations([held.emptied()])
         reason = f"{why}: removed by {who}"
         claims.log_change(consumer, held.allocations, {}, reason)
         return Action(consumer, claims.normalized(held.allocations), True, reason)
