@@ -37,12 +37,6 @@ def create_table(name: str, *elements: sa.SchemaItem) -> None:
             f"drop that table, then run `rtf db sync`")
 
 
-def add_column(table: str, column: sa.Column) -> None:
-    """``op.add_column`` unless ``table`` has that column already."""
-    if column.name not in {c["name"] for c in _inspector().get_columns(table)}:
-        op.add_column(table, column)
-
-
 def create_index(name: str, table: str, columns: list[str], **kwargs) -> None:
     """``op.create_index`` unless ``table`` already has an index ``name``."""
     if name not in {i["name"] for i in _inspector().get_indexes(table)}:

@@ -1,7 +1,7 @@
 """Services can be disabled by an operator, with a reason.
 
-Revision ID: 0003
-Revises: 0002
+Revision ID: 0004
+Revises: 0003
 Create Date: 2026-12-04
 """
 
@@ -10,8 +10,8 @@ from alembic import op
 
 from rtframework.migration_ops import add_column
 
-revision = "0003"
-down_revision = "0002"
+revision = "0004"
+down_revision = "0003"
 branch_labels = None
 depends_on = None
 
