@@ -77,7 +77,7 @@ def test_compute_run_once(rtf):
 @pytest.mark.parametrize("args,message", [
     (["boot", "x"], "give the flavor"),
     (["boot", "x", "--resources", "VCPU"], "--resources wants CLASS=AMOUNT"),
-    (["boot", "x", "--resources", "VCPUS=1"], "'VCPUS' is neither"),
+    (["boot", "x", "--resources", "VCPUS=1"], "invalid resource class 'VCPUS'"),
     (["boot", "x", "--flavor-vcpus", "5"], "VCPU=5 exceeds max_unit 4"),
     (["boot", "x", "--flavor-vcpus", "1", "--host", "h9"], "not in placement yet"),
     (["boot", "x", "--flavor-vcpus", "1", "--node", "n7"], "has no node 'n7'"),
