@@ -3,17 +3,16 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 
 from rtframework.placement import errors
 from rtframework.placement import types as t
 from rtframework.placement import validation as v
 
 
-@pytest.mark.parametrize("name", ["VCPU", "MEMORY_MB", "CUSTOM_GPU_A100", "CUSTOM_1"])
+@pytest.mark.parametrize("name", ["VCPU", "MEMORY_MB", "CUSTOM_GPU_A100", "CUSTOM_1",
+                                  "CUSTOM_" + "A" * 248])
 def test_valid_resource_class_names(name):
-    v.check_resource_class_name(name)
+    assert v.check_resource_class_name(name) is None  # accepted: no InvalidResourceClass
 
 
 @pytest.mark.parametrize("name", ["vcpu", "CUSTOM_", "CUSTOM_lower", "GPU", "CUSTOM_A-B",
@@ -73,19 +72,3 @@ def test_over_capacity_tolerated_when_usage_does_not_rise():
     v.check_capacity("rp", "VCPU", used_before=6, used_others=0, requested=5, inv=inv)
     with pytest.raises(errors.CapacityExceeded):
         v.check_capacity("rp", "VCPU", used_before=6, used_others=0, requested=7, inv=inv)
-
-
-@given(total=st.integers(1, 1000), reserved=st.integers(0, 1000),
-       ratio=st.floats(0.1, 16), used=st.integers(0, 20000), amount=st.integers(1, 2000))
-def test_fits_agrees_with_check_capacity(total, reserved, ratio, used, amount):
-    """Candidates (fits) and writes (check_capacity) must never disagree."""
-    if reserved > total:
-        return
-    inv = t.Inventory(total=total, reserved=reserved, allocation_ratio=ratio)
-    try:
-        v.check_capacity("rp", "X", used_before=used, used_others=used, requested=amount,
-                         inv=inv)
-        writable = True
-    except errors.CapacityExceeded:
-        writable = False
-    assert v.fits(inv, used, amount) == writable
