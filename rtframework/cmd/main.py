@@ -178,10 +178,11 @@ class RtfApp(App):
         super().configure_logging()
         # Allocation changes are logged at INFO by the library; keep the
         # console quiet unless -v is given.
-        if self.options.verbose_level <= 1:
-            # alembic reports every migration step at INFO as well.
-            for name in ("rtframework", "alembic"):
-                logging.getLogger(name).setLevel(logging.WARNING)
+        # alembic reports every migration step at INFO as well. (NOTSET with
+        # -v: a second run in one process must not inherit the first's.)
+        quiet = logging.WARNING if self.options.verbose_level <= 1 else logging.NOTSET
+        for name in ("rtframework", "alembic"):
+            logging.getLogger(name).setLevel(quiet)
 
 
 def main(argv: list[str] | None = None) -> int:
