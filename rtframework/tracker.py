@@ -40,6 +40,7 @@ from rtframework.moves import errors as merrors
 from rtframework.moves.common import MoveContext
 from rtframework.placement import errors as perrors
 from rtframework.placement import types as t
+from rtframework.placement import validation
 from rtframework.placement.backend import PlacementBackend
 from rtframework.placement.counting import CallStats, CountingBackend
 from rtframework.provider_tree import ProviderData, ProviderTree
@@ -144,12 +145,13 @@ def validate_flavor(flavor: Flavor) -> None:
     if not flavor.resources:
         raise InvalidFlavor(f"flavor {flavor.name!r} asks for no resources")
     for rc, amount in flavor.resources.items():
-        if rc not in orc.STANDARDS and not orc.is_custom(rc):
-            raise InvalidFlavor(f"flavor {flavor.name!r}: {rc!r} is neither a standard "
-                                "resource class nor CUSTOM_*")
-        if not isinstance(amount, int) or isinstance(amount, bool) or amount < 1:
-            raise InvalidFlavor(f"flavor {flavor.name!r}: {rc} amount must be a positive "
-                                f"integer, got {amount!r}")
+        try:
+            validation.check_resource_class_name(rc)
+        except perrors.InvalidResourceClass as exc:
+            raise InvalidFlavor(f"flavor {flavor.name!r}: {exc}") from None
+        if not isinstance(amount, int) or isinstance(amount, bool) or not 1 <= amount <= t.MAX_INT:
+            raise InvalidFlavor(f"flavor {flavor.name!r}: {rc} amount must be an integer "
+                                f"from 1 to {t.MAX_INT}, got {amount!r}")
 
 
 class ResourceTracker:
@@ -179,6 +181,7 @@ class ResourceTracker:
         self._nodes: dict[str, _NodeState] = {}
         self._known_classes: set[str] = set()
         self._known_traits: set[str] = set()
+        self._disabled = False
         self._root_of: dict[str, str] = {}
         self._reported: set[tuple[str, str]] = set()
         self._lock = threading.RLock()
@@ -218,7 +221,10 @@ class ResourceTracker:
     def update_available_resource(self) -> list[NodeReport]:
         """Report every node, remove nodes that vanished, heal. One pass."""
         with self._lock:
-            self.compute.heartbeat(self.host)
+            service = self.compute.heartbeat(self.host)
+            # A disabled host says so on its nodes, as Nova's computes do,
+            # so that placement queries can leave it out too.
+            self._disabled = service.disabled
             self.driver.set_known_instances(self.known_instances())
             nodes = self.driver.get_available_nodes()
             reports = [self._update_node(nodename) for nodename in nodes]
@@ -232,6 +238,8 @@ class ResourceTracker:
         tree = ProviderTree()
         tree.new_root(nodename, root)
         self.driver.update_provider_tree(tree, nodename)
+        if self._disabled:
+            tree.add_traits(root, os_traits.COMPUTE_STATUS_DISABLED)
         self._root_of.update({uuid: root for uuid in tree.uuids()})
         reported_root = dict(tree.data(root).inventory)
         # The one read of a quiet run: every provider of the tree with its
@@ -305,6 +313,10 @@ class ResourceTracker:
         for uuid in uuids:
             data = tree.data(uuid)
             try:
+                # Refused here, a provider the backend would refuse is
+                # neither created empty nor left half-written (inventory
+                # set, traits refused).
+                _check_provider(data)
                 if uuid not in existing:
                     self._create_provider(data, progress)
                 self._ensure_names(data)
@@ -742,6 +754,13 @@ class ResourceTracker:
                     "'rtf compute update' on that host first")
         return (f"node {nodename} of host {self.host} cannot hold {format_resources(resources)}"
                 f" ({why})")
+
+def _check_provider(data: ProviderData) -> None:
+    """The backend contract's checks of everything one provider update writes."""
+    validation.check_provider_name(data.name)
+    validation.check_inventories(f"{data.uuid} ({data.name})", data.inventory)
+    validation.trait_set(data.traits)
+
 
 def _children_first(providers: Iterable[t.ResourceProvider]) -> list[str]:
     by_uuid = {p.uuid: p for p in providers}

@@ -69,8 +69,9 @@ def sync_schema(conf: cfg.ConfigOpts) -> str | None:
     """Upgrade the compute records schema to the newest revision; returns it."""
     engine = db.engine_for(conf, "database")
     try:
-        db.upgrade(SCRIPT_LOCATION, engine, VERSION_TABLE)
-        return db.current_revision(SCRIPT_LOCATION, engine, VERSION_TABLE)
+        with db.opening(conf, "database"):
+            db.upgrade(SCRIPT_LOCATION, engine, VERSION_TABLE)
+            return db.current_revision(SCRIPT_LOCATION, engine, VERSION_TABLE)
     finally:
         engine.dispose()
 
@@ -103,14 +104,19 @@ class ComputeStore:
         """Open ``[database]``; upgrade the schema first when auto_sync is on."""
         engine = db.engine_for(conf, "database")
         try:
-            if conf.database.auto_sync:
-                db.upgrade(SCRIPT_LOCATION, engine, VERSION_TABLE)
-            else:
-                db.require_current(SCRIPT_LOCATION, engine, VERSION_TABLE, "compute records")
+            with db.opening(conf, "database"):
+                cls._open(conf, engine)
         except Exception:
             engine.dispose()
             raise
         return cls(engine)
+
+    @staticmethod
+    def _open(conf: cfg.ConfigOpts, engine: sa.Engine) -> None:
+        if conf.database.auto_sync:
+            db.upgrade(SCRIPT_LOCATION, engine, VERSION_TABLE)
+        else:
+            db.require_current(SCRIPT_LOCATION, engine, VERSION_TABLE, "compute records")
 
     def close(self) -> None:
         self.engine.dispose()
@@ -393,6 +399,26 @@ class ComputeStore:
             raise errors.ServiceNotFound(f"no service for host {host!r}")
         return self.get_service(host)
 
+    def set_disabled(self, host: str, disabled: bool, reason: str | None = None) -> Service:
+        """Take a host out of scheduling (or back in); the reason is kept
+        while it is disabled."""
+        with db.transaction(self.engine) as conn:
+            result = conn.execute(
+                models.services.update().where(models.services.c.host == host)
+                .values(disabled=disabled, disabled_reason=reason if disabled else None)
+            )
+        if result.rowcount == 0:
+            raise errors.ServiceNotFound(f"no service for host {host!r}")
+        return self.get_service(host)
+
+    def unschedulable_hosts(self, down_after: float) -> set[str]:
+        """Hosts the scheduler must not pick: disabled, forced down, or
+        without a heartbeat for ``down_after`` seconds."""
+        now = utcnow()
+        return {s.host for s in self.list_services()
+                if s.disabled or s.forced_down
+                or (now - s.last_seen).total_seconds() > down_after}
+
     def get_service(self, host: str) -> Service:
         return _service(self._one(models.services.c.host, host, errors.ServiceNotFound,
                                   f"no service for host {host!r}"))
@@ -595,4 +621,5 @@ def _service(row: Mapping[str, Any]) -> Service:
     return Service(
         host=row["host"], last_seen=_from_db(row["last_seen"]),
         forced_down=bool(row["forced_down"]), created_at=_from_db(row["created_at"]),
+        disabled=bool(row["disabled"]), disabled_reason=row["disabled_reason"],
     )

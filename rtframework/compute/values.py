@@ -116,6 +116,8 @@ class Service:
     last_seen: datetime.datetime
     forced_down: bool
     created_at: datetime.datetime
+    disabled: bool = False
+    disabled_reason: str | None = None
 
 
 @dataclass(frozen=True)

@@ -267,7 +267,9 @@ def _claim_destination(
                 + ")")
     else:
         nodes = ctx.store.list_compute_nodes()
-        excluded = {n.uuid for n in nodes if n.host == exclude_host}
+        # Never the source, nor a host that is down or disabled.
+        skipped = ctx.store.unschedulable_hosts(ctx.conf.service_down_time)
+        excluded = {n.uuid for n in nodes if n.host == exclude_host or n.host in skipped}
         found = scheduler.candidates(ctx.backend, resources, exclude_roots=excluded)
     node_by_root: Mapping[str, v.ComputeNode] = {n.uuid: n for n in nodes}
     # Trees that are not compute nodes (sharing providers) cannot host a guest.
