@@ -14,7 +14,10 @@ Rules taken from OpenStack Placement's unnumbered group:
   candidate may have one.
 * ``in_tree``: only the tree of that provider.
 
-Sharing providers (MISC_SHARES_VIA_AGGREGATE) are not modelled.
+Numbered groups, ``group_policy``, ``root_required``, ``same_subtree`` and
+sharing providers (MISC_SHARES_VIA_AGGREGATE) are served by
+:mod:`rtframework.placement.sql.granular`: this module's search handles a
+request of one unnumbered group in a cloud without sharing providers.
 
 The search runs in two steps: first the roots whose tree has an eligible
 provider for every class, then, for those trees only, their providers
@@ -37,14 +40,16 @@ import sqlalchemy as sa
 
 from rtframework.placement import types as t
 from rtframework.placement import validation
+from rtframework.placement.sql import granular, queries
 from rtframework.placement.sql import models as m
-from rtframework.placement.sql import queries
 
 
 def _check(conn: sa.Connection, query: t.CandidateQuery) -> None:
     """What validation.candidate_query cannot know: names the database lacks."""
-    queries.check_known_names(conn, query.resources,
-                              query.required_traits | query.forbidden_traits)
+    groups = [query, *query.groups.values()]
+    traits = frozenset().union(*(g.required_traits | g.forbidden_traits for g in groups),
+                               query.root_required, query.root_forbidden)
+    queries.check_known_names(conn, {rc for g in groups for rc in g.resources}, traits)
 
 
 def _eligible(rc: str, amount: int, query: t.CandidateQuery, *,
@@ -190,6 +195,8 @@ def find(conn: sa.Connection, query: t.CandidateQuery) -> t.AllocationCandidates
     """Candidates in a stable order: by root provider id, then by the ids
     of the providers serving each class (classes in name order)."""
     _check(conn, query)
+    if query.granular or granular.sharing_exists(conn):
+        return granular.find(conn, query, _Trees)
     rp = m.resource_providers
     tree_root = None
     if query.in_tree is not None:
@@ -214,7 +221,8 @@ def find(conn: sa.Connection, query: t.CandidateQuery) -> t.AllocationCandidates
         for root in roots:
             found = 0
             for allocations in trees.candidates(root, query):
-                requests.append(t.AllocationRequest(allocations=allocations))
+                requests.append(t.AllocationRequest(allocations=allocations,
+                                                    mappings={"": tuple(allocations)}))
                 found += 1
                 if query.limit is not None and len(requests) >= query.limit:
                     break
