@@ -32,6 +32,7 @@ from rtframework.compute import values as cv
 from rtframework.compute.store import ComputeStore
 from rtframework.compute.values import Flavor, Instance
 from rtframework.driver import ComputeDriver, DriverError, InstanceSpec
+from rtframework.moves import preconditions
 from rtframework.placement import errors as perrors
 from rtframework.placement import types as t
 from rtframework.placement.backend import PlacementBackend
@@ -524,6 +525,8 @@ class ResourceTracker:
         nothing (failed spawn)."""
         validate_flavor(flavor)
         nodes = self._nodes_for(node)
+        preconditions.check(self.conf, self.compute, preconditions.BOOT, None,
+                            dest_host=self.host)
         with self._lock:
             instance = self.compute.create_instance(
                 name, flavor, project_id=project_id, user_id=user_id, host=self.host,
@@ -553,6 +556,7 @@ class ResourceTracker:
             instance = self.compute.lookup_instance(ref)
             if instance.vm_state == cv.DELETED:
                 raise InvalidInstanceState(f"instance {instance.uuid} is already deleted")
+            preconditions.check(self.conf, self.compute, preconditions.DELETE, instance)
             self._check_owned(instance, allow_unowned=True)
             if instance.host is not None:
                 self.driver.destroy(self.instance_spec(instance))
@@ -581,6 +585,8 @@ class ResourceTracker:
                 raise InvalidInstanceState(
                     f"instance {instance.uuid} is {instance.vm_state} (task "
                     f"{instance.task_state}); only an ACTIVE idle instance can be shelved")
+            preconditions.check(self.conf, self.compute, preconditions.SHELVE_OFFLOAD,
+                                instance)
             self.compute.update_instance(
                 instance.uuid, expected_vm_state=cv.ACTIVE, expected_task_state=None,
                 expected_host=self.host, task_state="shelving_offloading")
@@ -605,6 +611,8 @@ class ResourceTracker:
                     f"instance {instance.uuid} is {instance.vm_state} (task "
                     f"{instance.task_state}); only a SHELVED_OFFLOADED one can be unshelved")
             nodes = self._nodes_for(node)
+            preconditions.check(self.conf, self.compute, preconditions.UNSHELVE, instance,
+                                dest_host=self.host)
             try:
                 instance = self.compute.update_instance(
                     instance.uuid, expected_vm_state=cv.SHELVED_OFFLOADED,

@@ -38,6 +38,10 @@ services = sa.Table(
     sa.Column("last_seen", Timestamp, nullable=False),
     sa.Column("forced_down", sa.Boolean, nullable=False, default=False),
     sa.Column("created_at", Timestamp, nullable=False),
+    # An operator's "send nothing new here"; the host stays up and keeps
+    # what it runs (Nova's disabled compute service).
+    sa.Column("disabled", sa.Boolean, nullable=False, default=False,
+              server_default=sa.false()),
 )
 
 instances = sa.Table(

@@ -381,6 +381,18 @@ class ComputeStore:
             raise errors.ServiceNotFound(f"no service for host {host!r}")
         return self.get_service(host)
 
+    def set_disabled(self, host: str, disabled: bool) -> Service:
+        """Disable a host's service (no new instance or move goes there;
+        what it runs stays) or enable it again."""
+        with db.transaction(self.engine) as conn:
+            result = conn.execute(
+                models.services.update().where(models.services.c.host == host)
+                .values(disabled=disabled)
+            )
+        if result.rowcount == 0:
+            raise errors.ServiceNotFound(f"no service for host {host!r}")
+        return self.get_service(host)
+
     def get_service(self, host: str) -> Service:
         return _service(self._one(models.services.c.host, host, errors.ServiceNotFound,
                                   f"no service for host {host!r}"))
@@ -570,4 +582,5 @@ def _service(row: Mapping[str, Any]) -> Service:
     return Service(
         host=row["host"], last_seen=_from_db(row["last_seen"]),
         forced_down=bool(row["forced_down"]), created_at=_from_db(row["created_at"]),
+        disabled=bool(row["disabled"]),
     )

@@ -111,6 +111,7 @@ class Service:
     last_seen: datetime.datetime
     forced_down: bool
     created_at: datetime.datetime
+    disabled: bool = False
 
 
 @dataclass(frozen=True)

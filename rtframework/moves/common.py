@@ -17,12 +17,12 @@ from typing import Any
 
 from oslo_config import cfg
 
-from rtframework import scheduler
+from rtframework import scheduler, tracker
 from rtframework.compute import errors as cerrors
 from rtframework.compute import values as v
 from rtframework.compute.store import ComputeStore
 from rtframework.driver import ComputeDriver, InstanceSpec
-from rtframework.moves import claims, errors, state
+from rtframework.moves import claims, errors, preconditions, state
 from rtframework.placement import errors as perrors
 from rtframework.placement import types as t
 from rtframework.placement.backend import PlacementBackend
@@ -203,6 +203,20 @@ def begin(
     return taken, migration
 
 
+def validate_flavor(ctx: MoveContext, flavor: v.Flavor) -> None:
+    """Refuse a new flavor placement would refuse (no resources, amounts
+    below 1, a class placement does not know), before anything is written."""
+    try:
+        tracker.validate_flavor(flavor)
+    except tracker.InvalidFlavor as exc:
+        raise errors.MoveError(str(exc)) from exc
+    known = set(ctx.backend.list_resource_classes())
+    unknown = sorted(set(flavor.resources) - known)
+    if unknown:
+        raise errors.MoveError(f"flavor {flavor.name!r}: unknown resource class "
+                               f"{', '.join(unknown)}")
+
+
 def nodes_of(ctx: MoveContext, host: str) -> list[v.ComputeNode]:
     nodes = ctx.store.list_compute_nodes(host=host)
     if not nodes:
@@ -218,6 +232,7 @@ def claim_destination(
     exclude_host: str | None,
     strategy: claims.ClaimStrategy,
     reason: str,
+    operation: str,
     failure_status: str = state.ERROR,
 ) -> tuple[v.Migration, Destination]:
     """Pick a destination and hold the move's double claim on it; if none
@@ -230,7 +245,8 @@ def claim_destination(
     the next one.
     """
     try:
-        return _claim_destination(ctx, migration, to_host, exclude_host, strategy, reason)
+        return _claim_destination(ctx, migration, to_host, exclude_host, strategy, reason,
+                                  operation)
     except Exception:
         fail(ctx, migration.uuid, status=failure_status, reason=f"{reason}: no destination")
         raise
@@ -243,6 +259,7 @@ def _claim_destination(
     exclude_host: str | None,
     strategy: claims.ClaimStrategy,
     reason: str,
+    operation: str,
 ) -> tuple[v.Migration, Destination]:
     if to_host is not None and to_host == exclude_host:
         raise errors.MoveError(
@@ -255,8 +272,14 @@ def _claim_destination(
         found = [scheduler.Candidate(n.uuid, claims.on_root(n.uuid, resources), 0.0)
                  for n in nodes]
     else:
+        # The scheduler skips hosts the preconditions table refuses (down,
+        # disabled, still cleaning up after this instance).
+        instance = ctx.store.get_instance(migration.instance_uuid)
         nodes = ctx.store.list_compute_nodes()
-        excluded = {n.uuid for n in nodes if n.host == exclude_host}
+        refused = {host for host in {n.host for n in nodes}
+                   if preconditions.destination_problem(ctx.conf, ctx.store, operation,
+                                                        instance, host) is not None}
+        excluded = {n.uuid for n in nodes if n.host == exclude_host or n.host in refused}
         found = scheduler.candidates(ctx.backend, resources, exclude_roots=excluded)
     node_by_root: Mapping[str, v.ComputeNode] = {n.uuid: n for n in nodes}
     # Trees that are not compute nodes (sharing providers) cannot host a guest.

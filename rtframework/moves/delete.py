@@ -13,7 +13,7 @@ import logging
 
 from rtframework import retry
 from rtframework.compute import values as v
-from rtframework.moves import claims, common, errors, state
+from rtframework.moves import claims, common, errors, preconditions, state
 from rtframework.moves.common import MoveContext
 from rtframework.placement import types as t
 
@@ -28,6 +28,7 @@ def unfinished_migrations(ctx: MoveContext, instance_uuid: str) -> list[v.Migrat
 def delete(ctx: MoveContext, instance_ref: str) -> v.Instance:
     """Delete the instance and every claim of it; returns the DELETED record."""
     instance = common.lookup_instance(ctx, instance_ref)
+    preconditions.check(ctx.conf, ctx.store, preconditions.DELETE, instance)
     deleted = common.update_instance(
         ctx, instance.uuid, expected_vm_state=instance.vm_state,
         expected_task_state=instance.task_state, vm_state=v.DELETED, task_state=None,
