@@ -7,6 +7,9 @@ here, so SQLite pragmas, pool sizes and alembic upgrades are set once.
 from __future__ import annotations
 
 import contextlib
+import fcntl
+import functools
+import hashlib
 import logging
 import os
 import threading
@@ -20,6 +23,18 @@ from oslo_config import cfg
 LOG = logging.getLogger(__name__)
 
 _SYNC_LOCK = threading.Lock()
+
+# How long an upgrade waits for another process's upgrade of the same
+# schema before giving up (a first sync of both schemas takes seconds).
+SCHEMA_LOCK_TIMEOUT = 300
+
+
+class SchemaError(RuntimeError):
+    """The schema is missing, behind, or cannot be brought up to date."""
+
+
+class SchemaNotCurrent(SchemaError):
+    """The database is not at the newest revision and auto_sync is off."""
 
 
 def connection_url(conf: cfg.ConfigOpts, group: str) -> str:
@@ -127,10 +142,89 @@ def alembic_config(script_location: str, engine: sa.Engine, version_table: str) 
     return config
 
 
-def upgrade(script_location: str, engine: sa.Engine, version_table: str) -> None:
-    """Bring the schema to the newest revision (idempotent)."""
+def _lock_key(engine: sa.Engine, version_table: str) -> str:
+    return f"rtframework-schema:{engine.url.database}:{version_table}"
+
+
+@contextlib.contextmanager
+def schema_lock(engine: sa.Engine, version_table: str) -> Iterator[None]:
+    """Hold the database-wide lock of one schema while it is upgraded.
+
+    Every process (agents with auto_sync, ``rtf db sync``) takes it before
+    looking at the version table, so N of them started together on an
+    empty database create the schema once and the others find it done.
+    PostgreSQL: a session advisory lock (scoped to the database). MySQL and
+    MariaDB: ``GET_LOCK`` (server-wide, so the name carries the database).
+    SQLite: an exclusive ``flock`` on a file next to the database. A killed
+    holder releases the lock with its connection or file descriptor.
+    """
+    key = _lock_key(engine, version_table)
+    backend = engine.url.get_backend_name()
     with _SYNC_LOCK:
+        if backend == "postgresql":
+            number = int.from_bytes(hashlib.sha256(key.encode()).digest()[:8], "big",
+                                    signed=True)
+            with engine.connect() as conn:
+                conn = conn.execution_options(isolation_level="AUTOCOMMIT")
+                conn.execute(sa.text("SELECT pg_advisory_lock(:k)"), {"k": number})
+                try:
+                    yield
+                finally:
+                    conn.execute(sa.text("SELECT pg_advisory_unlock(:k)"), {"k": number})
+        elif backend == "mysql":
+            # GET_LOCK names are at most 64 characters.
+            name = "rtf-schema-" + hashlib.sha256(key.encode()).hexdigest()[:40]
+            with engine.connect() as conn:
+                conn = conn.execution_options(isolation_level="AUTOCOMMIT")
+                got = conn.execute(sa.text("SELECT GET_LOCK(:n, :t)"),
+                                   {"n": name, "t": SCHEMA_LOCK_TIMEOUT}).scalar()
+                if got != 1:
+                    raise SchemaError(
+                        f"schema {version_table}: another upgrade held the lock for "
+                        f"{SCHEMA_LOCK_TIMEOUT} s; is an `rtf db sync` stuck?")
+                try:
+                    yield
+                finally:
+                    conn.execute(sa.text("SELECT RELEASE_LOCK(:n)"), {"n": name})
+        elif engine.url.database in (None, "", ":memory:"):
+            yield
+        else:
+            with open(f"{engine.url.database}.schema-lock", "a") as handle:
+                fcntl.flock(handle, fcntl.LOCK_EX)
+                try:
+                    yield
+                finally:
+                    fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def upgrade(script_location: str, engine: sa.Engine, version_table: str) -> None:
+    """Bring the schema to the newest revision (idempotent, safe to race)."""
+    with schema_lock(engine, version_table):
         alembic_command.upgrade(alembic_config(script_location, engine, version_table), "head")
+
+
+@functools.cache
+def head_revision(script_location: str) -> str | None:
+    from alembic.script import ScriptDirectory
+
+    return ScriptDirectory(script_location).get_current_head()
+
+
+def require_current(script_location: str, engine: sa.Engine, version_table: str,
+                    what: str) -> None:
+    """Raise SchemaNotCurrent (one line, naming the fix) unless the schema
+    of ``what`` is at the newest revision."""
+    head = head_revision(script_location)
+    current = current_revision(script_location, engine, version_table)
+    if current == head:
+        return
+    if current is None:
+        state = "has no schema"
+    else:
+        state = f"is at schema revision {current}, not the newest {head}"
+    raise SchemaNotCurrent(
+        f"the {what} database {engine.url.render_as_string(hide_password=True)} {state}"
+        f" and auto_sync is off: run `rtf db sync`")
 
 
 def current_revision(script_location: str, engine: sa.Engine, version_table: str) -> str | None:
@@ -143,15 +237,24 @@ def current_revision(script_location: str, engine: sa.Engine, version_table: str
 
 def run_migrations(context, metadata: sa.MetaData) -> None:
     """Body of every alembic env.py here: migrate on the engine that
-    :func:`alembic_config` handed over, never on a URL from an ini file."""
+    :func:`alembic_config` handed over, never on a URL from an ini file.
+
+    One transaction per revision, its version stamp included: a process
+    killed mid-upgrade leaves the database at the last revision it
+    finished (PostgreSQL and SQLite roll the unfinished one back; MySQL
+    commits each DDL statement, so every revision is written to be re-run
+    over its own partial work, see :mod:`rtframework.migration_ops`).
+    """
     config = context.config
     engine = config.attributes["engine"]
-    with engine.begin() as connection:
+    with engine.connect() as connection:
         context.configure(
             connection=connection,
             target_metadata=metadata,
             version_table=config.get_main_option("version_table"),
+            transaction_per_migration=True,
             # SQLite cannot ALTER most things in place; batch mode copies tables.
             render_as_batch=connection.dialect.name == "sqlite",
         )
-        context.run_migrations()
+        with context.begin_transaction():
+            context.run_migrations()

@@ -11,10 +11,10 @@ import json
 from cliff.lister import Lister
 
 from rtframework import audit, invariants
-from rtframework.compute import errors as cerrors
+from rtframework.cmd import names
 
-_FINDING_COLUMNS = ("Kind", "Consumer", "Provider", "Detail")
-_ACTION_COLUMNS = ("Consumer", "Allocations", "Done", "Detail")
+_FINDING_COLUMNS = ("Kind", "Consumer", "Consumer name", "Provider", "Provider name", "Detail")
+_ACTION_COLUMNS = ("Consumer", "Consumer name", "Allocations", "Done", "Detail")
 
 
 def _add_recheck(parser):
@@ -26,12 +26,15 @@ def _add_recheck(parser):
     return parser
 
 
-def _finding_rows(findings):
-    return [(f.kind, f.consumer_uuid or "", f.provider_uuid or "", f.detail) for f in findings]
+def _finding_rows(findings, label: names.Names):
+    return [(f.kind, f.consumer_uuid or "", label.consumer(f.consumer_uuid),
+             f.provider_uuid or "", label.provider(f.provider_uuid), f.detail)
+            for f in findings]
 
 
-def _action_rows(actions):
-    return [(a.consumer_uuid, json.dumps(a.allocations, sort_keys=True), a.done, a.detail)
+def _action_rows(actions, label: names.Names):
+    return [(a.consumer_uuid, label.consumer(a.consumer_uuid),
+             json.dumps(a.allocations, sort_keys=True), a.done, a.detail)
             for a in actions]
 
 
@@ -39,6 +42,9 @@ class _ExitOnFindings(Lister):
     """A Lister whose exit status is 1 when ``self.failed`` is set."""
 
     failed = False
+
+    def _names(self) -> names.Names:
+        return names.Names(self.app.backend, self.app.compute)
 
     def run(self, parsed_args):
         status = super().run(parsed_args)
@@ -55,12 +61,15 @@ class Check(_ExitOnFindings):
         found = invariants.check(self.app.backend, self.app.compute,
                                  recheck_delay=parsed_args.recheck_delay)
         self.failed = bool(found)
-        return _FINDING_COLUMNS, _finding_rows(found)
+        return _FINDING_COLUMNS, _finding_rows(found, self._names())
 
 
 class Audit(_ExitOnFindings):
-    """List orphans, missing allocations and multi-host allocations of
-    instances that are not moving; --delete removes the orphans."""
+    """List orphans, missing and multi-host allocations; --delete removes orphans.
+
+    Only instances that are not moving are judged; a move holds two hosts
+    on purpose.
+    """
 
     def get_parser(self, prog_name):
         parser = _add_recheck(super().get_parser(prog_name))
@@ -78,12 +87,12 @@ class Audit(_ExitOnFindings):
         found = audit.audit(backend, store, recheck_delay=parsed_args.recheck_delay)
         if not parsed_args.delete:
             self.failed = bool(found)
-            return _FINDING_COLUMNS, _finding_rows(found)
+            return _FINDING_COLUMNS, _finding_rows(found, self._names())
         actions = audit.delete_orphans(backend, store, found, who=parsed_args.who,
                                        retries=self.app.conf.placement.conflict_retries)
         self.failed = any(f.kind not in audit.ORPHAN_KINDS for f in found
                           if not f.kind.startswith(audit.HOST_FINDING_PREFIX))
-        return _ACTION_COLUMNS, _action_rows(actions)
+        return _ACTION_COLUMNS, _action_rows(actions, self._names())
 
 
 class Heal(_ExitOnFindings):
@@ -102,7 +111,7 @@ class Heal(_ExitOnFindings):
                              who=parsed_args.who, recheck_delay=parsed_args.recheck_delay)
         self.failed = any(not a.done and not a.detail.startswith("would claim")
                           for a in actions)
-        return _ACTION_COLUMNS, _action_rows(actions)
+        return _ACTION_COLUMNS, _action_rows(actions, self._names())
 
 
 class AllocationsHistory(Lister):
@@ -115,17 +124,13 @@ class AllocationsHistory(Lister):
 
     def take_action(self, parsed_args):
         store = self.app.compute
-        consumer = parsed_args.consumer
-        rows = store.list_allocation_history(consumer_uuid=consumer)
-        if not rows:
-            try:
-                uuid = store.lookup_instance(consumer).uuid
-            except cerrors.ComputeError:
-                uuid = None
-            if uuid is not None:
-                rows = store.list_allocation_history(consumer_uuid=uuid)
-        return ("When", "Consumer", "Provider", "Before", "After", "Who", "Why"), [
-            (r.created_at.isoformat(timespec="milliseconds"), r.consumer_uuid, r.provider_uuid,
+        rows = store.list_allocation_history(
+            consumer_uuid=names.consumer_uuid(store, parsed_args.consumer))
+        label = names.Names(self.app.backend, store)
+        return ("When", "Consumer", "Consumer name", "Provider", "Provider name", "Before",
+                "After", "Who", "Why"), [
+            (r.created_at.isoformat(timespec="milliseconds"), r.consumer_uuid,
+             label.consumer(r.consumer_uuid), r.provider_uuid, label.provider(r.provider_uuid),
              json.dumps(dict(r.before), sort_keys=True), json.dumps(dict(r.after), sort_keys=True),
              r.who, r.why)
             for r in rows]

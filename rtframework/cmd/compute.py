@@ -61,12 +61,18 @@ class ComputeUpdate(Lister):
         reports = tracker.update_available_resource()
         LOG.info("placement calls: %d reads, %d writes", tracker.stats.reads,
                  tracker.stats.writes)
+        # A node whose provider update failed is a failed step: exit 1.
+        self.failed = any(r.errors for r in reports)
         return _REPORT_COLUMNS, _report_rows(reports)
 
 
 class ComputeRun(Command):
-    """Run a host's agent: a resource update every update_resources_interval
-    seconds until SIGTERM or SIGINT."""
+    """Run a host's agent: periodic resource updates until SIGTERM or SIGINT.
+
+    One update every update_resources_interval seconds, a heartbeat in
+    between; the moves this host was part of when it stopped are finished
+    or undone first.
+    """
 
     def get_parser(self, prog_name):
         parser = _add_host(super().get_parser(prog_name))
@@ -79,8 +85,8 @@ class ComputeRun(Command):
         # first, so that the periodic runs start from one-sided claims.
         recover_moves(self.app, tracker)
         if parsed_args.once:
-            tracker.update_available_resource()
-            return 0
+            reports = tracker.update_available_resource()
+            return 1 if any(r.errors for r in reports) else 0
         stop = threading.Event()
         for signum in (signal.SIGTERM, signal.SIGINT):
             signal.signal(signum, lambda *_: stop.set())

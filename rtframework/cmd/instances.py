@@ -63,10 +63,13 @@ class Boot(_InstanceShow):
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
-        parser.add_argument("name")
-        parser.add_argument("--flavor-vcpus", type=int, metavar="N")
-        parser.add_argument("--flavor-memory-mb", type=int, metavar="MB")
-        parser.add_argument("--flavor-disk-gb", type=int, metavar="GB")
+        parser.add_argument("name", help="Instance name (need not be unique; a uuid is made).")
+        parser.add_argument("--flavor-vcpus", type=int, metavar="N",
+                            help="VCPU of the flavor.")
+        parser.add_argument("--flavor-memory-mb", type=int, metavar="MB",
+                            help="MEMORY_MB of the flavor.")
+        parser.add_argument("--flavor-disk-gb", type=int, metavar="GB",
+                            help="DISK_GB of the flavor.")
         parser.add_argument("--resources", metavar="CLASS=AMOUNT[,...]",
                             help="Any resource classes, e.g. VCPU=2,MEMORY_MB=512,CUSTOM_FPGA=1.")
         parser.add_argument("--flavor-name", help="Default: made from the resources.")
@@ -108,7 +111,7 @@ class Unshelve(_OnInstance):
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
         parser.add_argument("--host", help="Host to unshelve on (default: [DEFAULT] host).")
-        parser.add_argument("--node")
+        parser.add_argument("--node", help="Node of the host (default: the first with room).")
         return parser
 
     def take_action(self, parsed_args):
@@ -122,7 +125,7 @@ class InstancesList(Lister):
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
-        parser.add_argument("--host")
+        parser.add_argument("--host", help="Only instances of this host.")
         parser.add_argument("--state", action="append", choices=cv.VM_STATES,
                             dest="states", help="Only instances in this vm_state (repeatable).")
         parser.add_argument("--all", action="store_true", help="Include DELETED instances.")

@@ -8,6 +8,7 @@ Each command reaches configuration and backends through the app:
 Exit status, the same for every command (see :data:`EXIT_STATUS`): 0 when
 all went well and nothing was found, 1 when a step failed or findings
 were reported, 2 for a usage or configuration error (nothing was changed).
+A command that printed its result but failed a step sets ``self.failed``.
 """
 
 from __future__ import annotations
@@ -41,11 +42,15 @@ def is_usage_error(exc: BaseException) -> bool:
     """Errors that mean "the request was wrong", not "the step failed"."""
     from rtframework.compute import errors as compute_errors
     from rtframework.driver import DriverLoadError
+    from rtframework.moves.errors import MoveError
     from rtframework.placement import errors as placement_errors
 
     usage = (rtconf.ConfigError, DriverLoadError, ValueError, compute_errors.NotFound,
              compute_errors.AmbiguousInstance, compute_errors.InvalidValue,
              placement_errors.NotFound, placement_errors.InvalidRequest)
+    if isinstance(exc, MoveError) and exc.__cause__ is not None:
+        # A move names the instance or migration it could not find.
+        return is_usage_error(exc.__cause__)
     return isinstance(exc, usage)
 
 
@@ -64,6 +69,7 @@ class RtfApp(App):
         self._backend = None
         self._compute = None
         self._error: BaseException | None = None
+        self._failed = False
         self._no_command = False
 
     def build_option_parser(self, description, version, argparse_kwargs=None):
@@ -128,13 +134,17 @@ class RtfApp(App):
 
     def run_subcommand(self, argv: list[str]) -> int:
         self._error = None
+        self._failed = False
         status = super().run_subcommand(argv)
         if status == 1 and self._error is not None and is_usage_error(self._error):
             return 2
+        if status == 0 and self._failed:
+            return 1
         return status
 
     def clean_up(self, cmd, result, err):
         self._error = err
+        self._failed = bool(getattr(cmd, "failed", False))
         if self._compute is not None:
             history.disable()
         if self._backend is not None:
@@ -155,7 +165,10 @@ class RtfApp(App):
 
 
 def main(argv: list[str] | None = None) -> int:
-    return RtfApp().run(sys.argv[1:] if argv is None else argv)
+    try:
+        return RtfApp().run(sys.argv[1:] if argv is None else argv)
+    except SystemExit as exc:  # argparse: exit 2 after printing the usage error
+        return exc.code if isinstance(exc.code, int) else 2
 
 
 if __name__ == "__main__":

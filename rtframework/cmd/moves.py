@@ -10,13 +10,14 @@ from __future__ import annotations
 from cliff.lister import Lister
 from cliff.show import ShowOne
 
+from rtframework.cmd import names
 from rtframework.cmd.instances import parse_resources
 from rtframework.compute import values as cv
 from rtframework.moves import evacuate, live, migrate, resize
 from rtframework.moves.common import MoveContext
 
-_COLUMNS = ("UUID", "Instance", "Type", "Status", "Source host", "Source node", "Dest host",
-            "Dest node", "Old flavor", "New flavor", "Claim strategy", "Updated")
+_COLUMNS = ("UUID", "Instance", "Instance name", "Type", "Status", "Source host", "Source node",
+            "Dest host", "Dest node", "Old flavor", "New flavor", "Claim strategy", "Updated")
 
 
 def _flavor(flavor: cv.Flavor) -> str:
@@ -24,8 +25,8 @@ def _flavor(flavor: cv.Flavor) -> str:
     return f"{flavor.name} ({resources})"
 
 
-def migration_row(m: cv.Migration) -> tuple:
-    return (m.uuid, m.instance_uuid, m.migration_type, m.status, m.source_host or "",
+def migration_row(m: cv.Migration, instance_name: str = "") -> tuple:
+    return (m.uuid, m.instance_uuid, instance_name, m.migration_type, m.status, m.source_host or "",
             m.source_node or "", m.dest_host or "", m.dest_node or "", _flavor(m.old_flavor),
             _flavor(m.new_flavor), m.claim_strategy,
             m.updated_at.isoformat(timespec="seconds"))
@@ -36,7 +37,8 @@ class _MoveCommand(ShowOne):
         return MoveContext(self.app.conf, self.app.backend, self.app.compute)
 
     def show(self, migration: cv.Migration):
-        return _COLUMNS, migration_row(migration)
+        name = names.Names(self.app.backend, self.app.compute).consumer(migration.instance_uuid)
+        return _COLUMNS, migration_row(migration, name)
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
@@ -55,8 +57,10 @@ class Migrate(_MoveCommand):
 
 
 class Resize(_MoveCommand):
-    """Resize an instance to a new flavor (the same host is allowed); then
-    confirm or revert."""
+    """Resize an instance to a new flavor, then confirm or revert.
+
+    The same host is allowed: it holds old and new flavor until confirmed.
+    """
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
@@ -77,8 +81,11 @@ class Resize(_MoveCommand):
 
 
 class LiveMigrate(_MoveCommand):
-    """Live-migrate an instance; --abort or --fail end it with a rollback
-    instead (the guest stays on its source), to show what that leaves."""
+    """Live-migrate an instance; --abort or --fail roll it back instead.
+
+    A rollback leaves the guest on its source, which shows what an aborted
+    or failed live migration leaves behind.
+    """
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
@@ -93,13 +100,19 @@ class LiveMigrate(_MoveCommand):
         ctx = self.context()
         started = live.start(ctx, parsed_args.instance, to_host=parsed_args.to_host)
         if parsed_args.abort or parsed_args.fail:
+            # A failed migration is a failed step (exit 1); an abort is what
+            # was asked for.
+            self.failed = parsed_args.fail
             return self.show(live.rollback(ctx, started.uuid, abort=parsed_args.abort))
         return self.show(live.complete(ctx, started.uuid))
 
 
 class Evacuate(_MoveCommand):
-    """Rebuild an instance of a down host elsewhere; the source removes its
-    half when it comes back."""
+    """Rebuild an instance of a down host on another host.
+
+    Only from a host that is down (or forced down). The source's half of
+    the claim is removed by the source itself when it comes back.
+    """
 
     def take_action(self, parsed_args):
         return self.show(evacuate.evacuate(self.context(), parsed_args.instance,
@@ -114,8 +127,10 @@ class _FinishCommand(_MoveCommand):
 
 
 class Confirm(_FinishCommand):
-    """Confirm a resize or cold migration: keep the destination. Confirming
-    twice is harmless."""
+    """Confirm a resize or cold migration: keep the destination.
+
+    Confirming twice is harmless.
+    """
 
     def take_action(self, parsed_args):
         return self.show(resize.confirm(self.context(), parsed_args.migration))
@@ -151,4 +166,5 @@ class MigrationsList(Lister):
                               & cv.UNFINISHED_MIGRATION_STATUSES)
         found = store.list_migrations(instance_uuid=instance, host=parsed_args.host,
                                       statuses=statuses)
-        return _COLUMNS, [migration_row(m) for m in found]
+        label = names.Names(self.app.backend, store)
+        return _COLUMNS, [migration_row(m, label.consumer(m.instance_uuid)) for m in found]

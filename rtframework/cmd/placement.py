@@ -6,6 +6,7 @@ from __future__ import annotations
 from cliff.lister import Lister
 from cliff.show import ShowOne
 
+from rtframework.cmd import names
 from rtframework.placement import types as t
 
 
@@ -31,12 +32,15 @@ class ProvidersList(Lister):
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
-        parser.add_argument("--name")
-        parser.add_argument("--uuid")
-        parser.add_argument("--in-tree", metavar="UUID",
-                            help="Providers of the tree this provider belongs to.")
-        parser.add_argument("--required", action="append", default=[], metavar="TRAIT")
-        parser.add_argument("--forbidden", action="append", default=[], metavar="TRAIT")
+        parser.add_argument("--name", help="The provider with this name.")
+        parser.add_argument("--uuid", help="The provider with this uuid.")
+        parser.add_argument("--in-tree", metavar="PROVIDER",
+                            help="Providers of the tree this provider (uuid or name) "
+                            "belongs to.")
+        parser.add_argument("--required", action="append", default=[], metavar="TRAIT",
+                            help="Only providers with this trait (repeatable).")
+        parser.add_argument("--forbidden", action="append", default=[], metavar="TRAIT",
+                            help="Only providers without this trait (repeatable).")
         parser.add_argument("--member-of", action="append", default=[], metavar="AGG[,AGG]",
                             help="Any of these aggregates; repeat to require several.")
         parser.add_argument("--resource", action="append", default=[], metavar="CLASS=AMOUNT",
@@ -45,7 +49,9 @@ class ProvidersList(Lister):
 
     def take_action(self, parsed_args):
         query = t.ProviderQuery(
-            uuid=parsed_args.uuid, name=parsed_args.name, in_tree=parsed_args.in_tree,
+            uuid=parsed_args.uuid, name=parsed_args.name,
+            in_tree=(names.provider_uuid(self.app.backend, parsed_args.in_tree)
+                     if parsed_args.in_tree else None),
             required_traits=frozenset(parsed_args.required),
             forbidden_traits=frozenset(parsed_args.forbidden),
             member_of=tuple(frozenset(m.split(",")) for m in parsed_args.member_of),
@@ -60,12 +66,12 @@ class ProvidersShow(ShowOne):
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
-        parser.add_argument("uuid")
+        parser.add_argument("provider", metavar="PROVIDER", help="Provider uuid or name.")
         return parser
 
     def take_action(self, parsed_args):
         backend = self.app.backend
-        rp = backend.get_provider(parsed_args.uuid)
+        rp = backend.get_provider(names.provider_uuid(backend, parsed_args.provider))
         traits = backend.get_provider_traits(rp.uuid).traits
         aggregates = backend.get_provider_aggregates(rp.uuid).aggregates
         return (
@@ -79,13 +85,14 @@ class InventoryShow(Lister):
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
-        parser.add_argument("uuid")
+        parser.add_argument("provider", metavar="PROVIDER", help="Provider uuid or name.")
         return parser
 
     def take_action(self, parsed_args):
         backend = self.app.backend
-        invs = backend.get_inventories(parsed_args.uuid)
-        used = backend.get_provider_usages(parsed_args.uuid)
+        uuid = names.provider_uuid(backend, parsed_args.provider)
+        invs = backend.get_inventories(uuid)
+        used = backend.get_provider_usages(uuid)
         columns = ("Resource class", "Total", "Reserved", "Min unit", "Max unit", "Step size",
                    "Allocation ratio", "Capacity", "Used")
         rows = [
@@ -101,18 +108,23 @@ class AllocationsShow(Lister):
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
-        parser.add_argument("consumer")
+        parser.add_argument("consumer", metavar="CONSUMER",
+                            help="Consumer uuid (an instance's or a migration's), or an "
+                            "instance name.")
         return parser
 
     def take_action(self, parsed_args):
-        got = self.app.backend.get_consumer_allocations(parsed_args.consumer)
+        backend, store = self.app.backend, self.app.compute
+        got = backend.get_consumer_allocations(names.consumer_uuid(store, parsed_args.consumer))
+        label = names.Names(backend, store)
         rows = [
-            (provider, rc, amount, got.generation, got.project_id, got.user_id)
+            (provider, label.provider(provider), rc, amount, got.generation, got.project_id,
+             got.user_id)
             for provider, resources in sorted(got.allocations.items())
             for rc, amount in sorted(resources.items())
         ]
-        return ("Provider", "Resource class", "Amount", "Consumer generation", "Project",
-                "User"), rows
+        return ("Provider", "Provider name", "Resource class", "Amount", "Consumer generation",
+                "Project", "User"), rows
 
 
 class Usages(Lister):
@@ -120,19 +132,23 @@ class Usages(Lister):
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
-        parser.add_argument("provider", nargs="?", metavar="PROVIDER")
-        parser.add_argument("--project")
-        parser.add_argument("--user")
+        parser.add_argument("provider", nargs="?", metavar="PROVIDER",
+                            help="Provider uuid or name.")
+        parser.add_argument("--project", help="Usage of everything this project holds.")
+        parser.add_argument("--user", help="With --project: only what this user holds.")
         return parser
 
     def take_action(self, parsed_args):
         backend = self.app.backend
         if (parsed_args.provider is None) == (parsed_args.project is None):
-            raise ValueError("give either a PROVIDER uuid or --project")
+            raise ValueError("give either a PROVIDER (uuid or name) or --project")
+        if parsed_args.user is not None and parsed_args.project is None:
+            raise ValueError("--user needs --project")
         if parsed_args.project is not None:
             used = backend.get_project_usages(parsed_args.project, parsed_args.user)
         else:
-            used = backend.get_provider_usages(parsed_args.provider)
+            used = backend.get_provider_usages(
+                names.provider_uuid(backend, parsed_args.provider))
         return ("Resource class", "Used"), sorted(used.items())
 
 
@@ -148,7 +164,7 @@ class TraitsList(Lister):
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
-        parser.add_argument("--prefix")
+        parser.add_argument("--prefix", help="Only traits whose name starts with this.")
         return parser
 
     def take_action(self, parsed_args):

@@ -12,8 +12,11 @@ from rtframework.simulate import database, report, runner
 
 
 class Simulate(Command):
-    """Run N fake hosts flat out while random operations race them, with the
-    invariant checker running throughout; exit status 1 on any violation."""
+    """Soak test: fake hosts race random operations under the invariant checker.
+
+    N fake hosts run their periodic update flat out while random operations
+    race them; exit status 1 on any violation.
+    """
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)

@@ -101,8 +101,14 @@ class ComputeStore:
     def from_conf(cls, conf: cfg.ConfigOpts) -> ComputeStore:
         """Open ``[database]``; upgrade the schema first when auto_sync is on."""
         engine = db.engine_for(conf, "database")
-        if conf.database.auto_sync:
-            db.upgrade(SCRIPT_LOCATION, engine, VERSION_TABLE)
+        try:
+            if conf.database.auto_sync:
+                db.upgrade(SCRIPT_LOCATION, engine, VERSION_TABLE)
+            else:
+                db.require_current(SCRIPT_LOCATION, engine, VERSION_TABLE, "compute records")
+        except Exception:
+            engine.dispose()
+            raise
         return cls(engine)
 
     def close(self) -> None:

@@ -33,15 +33,17 @@ def test_auto_sync_creates_schema_at_head_and_sync_is_idempotent(store, conf):
             "compute_alembic_version"} <= tables
 
 
-def test_no_auto_sync_leaves_database_empty(conf, config, database_url):
+def test_no_auto_sync_refuses_an_empty_database_naming_the_fix(conf, config, database_url):
     config.config(connection=database_url, auto_sync=False, group="database")
-    s = ComputeStore.from_conf(conf)
+    with pytest.raises(db.SchemaNotCurrent) as caught:
+        ComputeStore.from_conf(conf)
+    assert str(caught.value).endswith("has no schema and auto_sync is off: run `rtf db sync`")
+    assert "\n" not in str(caught.value)
+    engine = sa.create_engine(database_url)
     try:
-        assert "instances" not in sa.inspect(s.engine).get_table_names()
-        assert db.current_revision(store_mod.SCRIPT_LOCATION, s.engine,
-                                   store_mod.VERSION_TABLE) is None
+        assert sa.inspect(engine).get_table_names() == []
     finally:
-        s.close()
+        engine.dispose()
 
 
 def test_instance_round_trip_keeps_flavor_resources(store):

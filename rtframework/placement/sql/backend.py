@@ -60,9 +60,16 @@ class SQLBackend(contract.PlacementBackend):
         super().__init__(conf)
         self.engine = db.engine_for(conf, GROUP)
         self.retries = conf.placement.conflict_retries
-        if conf[GROUP].auto_sync:
-            with translated():
+        with translated():
+            if conf[GROUP].auto_sync:
                 upgrade_schema(self.engine)
+            else:
+                try:
+                    db.require_current(SCRIPT_LOCATION, self.engine, VERSION_TABLE,
+                                       "placement")
+                except db.SchemaNotCurrent as exc:
+                    self.engine.dispose()
+                    raise errors.BackendUnavailable(str(exc)) from exc
 
     def close(self) -> None:
         self.engine.dispose()

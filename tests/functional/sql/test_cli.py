@@ -82,5 +82,6 @@ def test_errors_are_one_line_and_non_zero(config_file):
     missing = str(uuid.uuid4())
     done = subprocess.run([sys.executable, "-m", "rtframework.cmd.main", "providers", "show",
                            missing], capture_output=True, text=True, timeout=60)
-    assert done.returncode != 0
-    assert done.stderr.strip().splitlines() == [f"resource provider {missing} not found"]
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        f"no resource provider with uuid or name {missing!r}"]

@@ -11,6 +11,7 @@ from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 
 from rtframework import db
+from rtframework.placement import errors
 from rtframework.placement import types as t
 from rtframework.placement.sql import backend as sql_backend
 from rtframework.placement.sql import models
@@ -43,13 +44,18 @@ def test_sync_is_idempotent(placement_conf):
     sql_backend.sync_schema(placement_conf)
 
 
-def test_auto_sync_off_leaves_the_database_alone(placement_conf, config):
+def test_auto_sync_off_refuses_a_database_without_schema(placement_conf, config, database_url):
     config.config(auto_sync=False, group="placement_database")
-    backend = sql_backend.SQLBackend(placement_conf)
+    with pytest.raises(errors.BackendUnavailable) as caught:
+        sql_backend.SQLBackend(placement_conf)
+    message = str(caught.value)
+    assert "placement database" in message and "has no schema" in message
+    assert message.endswith("run `rtf db sync`") and "\n" not in message
+    engine = sa.create_engine(database_url)
     try:
-        assert "resource_providers" not in sa.inspect(backend.engine).get_table_names()
+        assert sa.inspect(engine).get_table_names() == []
     finally:
-        backend.close()
+        engine.dispose()
 
 
 def test_auto_sync_creates_the_schema(placement_conf):
