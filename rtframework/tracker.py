@@ -28,11 +28,14 @@ from oslo_config import cfg
 
 from rtframework import accounting, heal_rules, history, retry
 from rtframework.compute import errors as cerrors
+from rtframework.compute import flavors
 from rtframework.compute import values as cv
 from rtframework.compute.store import ComputeStore
 from rtframework.compute.values import Flavor, Instance
 from rtframework.driver import ComputeDriver, DriverError, InstanceSpec
-from rtframework.moves import preconditions
+from rtframework.moves import delete, preconditions
+from rtframework.moves import errors as merrors
+from rtframework.moves.common import MoveContext
 from rtframework.placement import errors as perrors
 from rtframework.placement import types as t
 from rtframework.placement.backend import PlacementBackend
@@ -131,15 +134,9 @@ def log_allocations(consumer: str, allocations: t.Allocations, verb: str, reason
 
 def validate_flavor(flavor: Flavor) -> None:
     """Refuse a flavor placement would refuse, before anything is written."""
-    if not flavor.resources:
-        raise InvalidFlavor(f"flavor {flavor.name!r} asks for no resources")
-    for rc, amount in flavor.resources.items():
-        if rc not in orc.STANDARDS and not orc.is_custom(rc):
-            raise InvalidFlavor(f"flavor {flavor.name!r}: {rc!r} is neither a standard "
-                                "resource class nor CUSTOM_*")
-        if not isinstance(amount, int) or isinstance(amount, bool) or amount < 1:
-            raise InvalidFlavor(f"flavor {flavor.name!r}: {rc} amount must be a positive "
-                                f"integer, got {amount!r}")
+    why = flavors.problem(flavor)
+    if why is not None:
+        raise InvalidFlavor(why)
 
 
 class ResourceTracker:
@@ -550,31 +547,20 @@ class ResourceTracker:
                 raise
 
     def delete(self, ref: str) -> Instance:
-        """Destroy, mark DELETED, remove its allocations (and those of its
-        unfinished migrations, whose records go to error)."""
+        """Delete an instance of this host (or of none) at any phase: the
+        one delete of :func:`rtframework.moves.delete.delete` (guest
+        destroyed, marked DELETED, everything it and its unfinished
+        migrations hold removed, those migrations closed as ``error``)."""
         with self._lock:
             instance = self.compute.lookup_instance(ref)
             if instance.vm_state == cv.DELETED:
                 raise InvalidInstanceState(f"instance {instance.uuid} is already deleted")
-            preconditions.check(self.conf, self.compute, preconditions.DELETE, instance)
             self._check_owned(instance, allow_unowned=True)
-            if instance.host is not None:
-                self.driver.destroy(self.instance_spec(instance))
-            moves = self.compute.list_migrations(
-                instance_uuid=instance.uuid, statuses=cv.UNFINISHED_MIGRATION_STATUSES)
-            # Marked first: if we stop before the allocations are gone, the
-            # owning host's heal removes them (owned + DELETED).
-            deleted = self.compute.update_instance(
-                instance.uuid, expected_vm_state=instance.vm_state,
-                expected_host=instance.host, vm_state=cv.DELETED, task_state=None)
-            self.release([instance.uuid, *(m.uuid for m in moves)], "instance deleted")
-            for move in moves:
-                try:
-                    self.compute.update_migration(move.uuid, expected_status=move.status,
-                                                  status="error")
-                except cerrors.StateConflict:
-                    LOG.warning("migration %s changed while its instance was deleted", move.uuid)
-            return deleted
+            ctx = MoveContext(self.conf, self.backend, self.compute, {self.host: self.driver})
+            try:
+                return delete.delete(ctx, instance.uuid)
+            except merrors.InstanceGone as exc:
+                raise InvalidInstanceState(str(exc)) from exc
 
     def shelve_offload(self, ref: str) -> Instance:
         """Destroy an ACTIVE instance, release its claim, clear its host."""
@@ -611,19 +597,18 @@ class ResourceTracker:
                     f"instance {instance.uuid} is {instance.vm_state} (task "
                     f"{instance.task_state}); only a SHELVED_OFFLOADED one can be unshelved")
             nodes = self._nodes_for(node)
-            preconditions.check(self.conf, self.compute, preconditions.UNSHELVE, instance,
-                                dest_host=self.host)
+            shelved = instance
             try:
                 instance = self.compute.update_instance(
                     instance.uuid, expected_vm_state=cv.SHELVED_OFFLOADED,
-                    expected_task_state=None, host=self.host, node=nodes[0],
-                    task_state="unshelving")
+                    expected_task_state=None, expected_host=shelved.host, host=self.host,
+                    node=nodes[0], task_state="unshelving")
             except cerrors.StateConflict as exc:
                 raise InvalidInstanceState(str(exc)) from exc
             try:
                 chosen = self._claim_on(nodes, instance, "unshelve")
             except Exception:
-                self._back_to_shelved(instance)
+                self._back_to_shelved(shelved)
                 raise
             instance = self.compute.update_instance(instance.uuid, node=chosen)
             self._spawn_or_release(instance, "unshelve", vm_state=cv.SHELVED_OFFLOADED,
@@ -703,8 +688,15 @@ class ResourceTracker:
                              f"{self.host}/{instance.node} failed: {exc}; its claim was "
                              "removed") from exc
 
-    def _back_to_shelved(self, instance: Instance) -> None:
-        self.compute.update_instance(instance.uuid, host=None, node=None, task_state=None)
+    def _back_to_shelved(self, shelved: Instance) -> None:
+        """Undo the unshelve's take: the record as it was before, host
+        included. A shelve offload that stopped before its release leaves
+        the host set and a claim behind; clearing the host would make
+        that claim nobody's, and no heal could remove it."""
+        self.compute.update_instance(
+            shelved.uuid, expected_vm_state=cv.SHELVED_OFFLOADED,
+            expected_task_state="unshelving", expected_host=self.host,
+            host=shelved.host, node=shelved.node, task_state=None)
 
     def _check_owned(self, instance: Instance, allow_unowned: bool = False) -> None:
         if instance.host == self.host or (allow_unowned and instance.host is None):

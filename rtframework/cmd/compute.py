@@ -10,8 +10,9 @@ import time
 from cliff.command import Command
 from cliff.lister import Lister
 
+from rtframework import instance_recovery
 from rtframework.driver import load_driver
-from rtframework.moves import common, recovery
+from rtframework.moves import common
 from rtframework.tracker import ResourceTracker
 
 LOG = logging.getLogger(__name__)
@@ -26,13 +27,16 @@ def tracker_for(app, host: str | None = None) -> ResourceTracker:
     return ResourceTracker(conf, host, driver, app.backend, app.compute)
 
 
-def recover_moves(app, tracker: ResourceTracker) -> None:
-    """Finish or undo the moves of this host that a stop interrupted."""
+def recover(app, tracker: ResourceTracker) -> instance_recovery.HostRecovery:
+    """Finish or undo what a stop of this host interrupted: moves, boots,
+    shelves, unshelves; then destroy the guests placed elsewhere."""
     ctx = common.MoveContext(app.conf, app.backend, app.compute, {tracker.host: tracker.driver})
-    for done in recovery.reconcile(ctx, tracker.host):
+    done = instance_recovery.recover_host(tracker, ctx)
+    for move in done.moves:
         LOG.warning("host %s: %s %s of instance %s was %s: %s", tracker.host,
-                    done.migration_type, done.migration_uuid, done.instance_uuid,
-                    done.old_status, done.action)
+                    move.migration_type, move.migration_uuid, move.instance_uuid,
+                    move.old_status, move.action)
+    return done
 
 
 def _add_host(parser):
@@ -81,9 +85,10 @@ class ComputeRun(Command):
 
     def take_action(self, parsed_args):
         tracker = tracker_for(self.app, parsed_args.host)
-        # Moves this host was part of when it stopped are finished or undone
-        # first, so that the periodic runs start from one-sided claims.
-        recover_moves(self.app, tracker)
+        # What this host was doing when it stopped (moves, boots, shelves,
+        # unshelves) is finished or undone first, so that the periodic runs
+        # start from records that say what each instance holds.
+        recover(self.app, tracker)
         if parsed_args.once:
             reports = tracker.update_available_resource()
             return 1 if any(r.errors for r in reports) else 0
@@ -111,6 +116,28 @@ class ComputeRun(Command):
         tracker.driver.cleanup_host()
         LOG.warning("compute agent of host %s stopped", tracker.host)
         return 0
+
+
+class ComputeReconcile(Lister):
+    """Settle what a stop of a host interrupted, as `compute run` does first.
+
+    Moves with a migration record are finished or undone, killed boots end
+    ERROR, shelves and unshelves are finished or undone, guests the records
+    place elsewhere are destroyed; lists what was done."""
+
+    def get_parser(self, prog_name):
+        return _add_host(super().get_parser(prog_name))
+
+    def take_action(self, parsed_args):
+        tracker = tracker_for(self.app, parsed_args.host)
+        done = recover(self.app, tracker)
+        rows = [(m.instance_uuid, f"{m.migration_type} {m.migration_uuid}", m.old_status,
+                 m.new_status, m.action) for m in done.moves]
+        rows += [(r.instance_uuid, "instance", r.before, r.after, r.action)
+                 for r in done.instances + done.strays]
+        if not rows:
+            self.app.stdout.write(f"host {tracker.host}: nothing to reconcile\n")
+        return ("Instance", "Record", "Was", "Now", "Action"), rows
 
 
 class ComputeNodesList(Lister):

@@ -17,8 +17,9 @@ from typing import Any
 
 from oslo_config import cfg
 
-from rtframework import scheduler, tracker
+from rtframework import scheduler
 from rtframework.compute import errors as cerrors
+from rtframework.compute import flavors
 from rtframework.compute import values as v
 from rtframework.compute.store import ComputeStore
 from rtframework.driver import ComputeDriver, InstanceSpec
@@ -206,10 +207,9 @@ def begin(
 def validate_flavor(ctx: MoveContext, flavor: v.Flavor) -> None:
     """Refuse a new flavor placement would refuse (no resources, amounts
     below 1, a class placement does not know), before anything is written."""
-    try:
-        tracker.validate_flavor(flavor)
-    except tracker.InvalidFlavor as exc:
-        raise errors.MoveError(str(exc)) from exc
+    why = flavors.problem(flavor)
+    if why is not None:
+        raise errors.MoveError(why)
     known = set(ctx.backend.list_resource_classes())
     unknown = sorted(set(flavor.resources) - known)
     if unknown:
@@ -320,6 +320,10 @@ def fail(
         return migration
     strategy_for(ctx, migration).revert(claim_for(ctx, migration), reason=reason)
     instance = ctx.store.get_instance(migration.instance_uuid)
+    if migration.dest_host and migration.dest_host != migration.source_host:
+        # The destination may have started the guest already (a live
+        # migration does at its start, a resize at its finish).
+        ctx.destroy(migration.dest_host, instance, migration.dest_node)
     if instance.vm_state != v.DELETED:
         # A step may have failed after the record already moved to the
         # destination (and before the status said so): the allocations are

@@ -128,3 +128,24 @@ def test_compute_run_reports_until_sigterm(rtf, tmp_path, database_url):
             agent.kill()
     assert agent.returncode == 0, err
     assert "compute agent of host h1 stopped" in err
+
+
+def test_compute_reconcile_settles_a_killed_boot(rtf, database_url):
+    assert _json(rtf, "compute", "update")[0]["Node"] == "h1"
+    booted = _json(rtf, "boot", "web", "--flavor-vcpus", "2", "--flavor-memory-mb", "512")
+    code, out, _ = rtf("compute", "reconcile")
+    assert (code, out.strip()) == (0, "host h1: nothing to reconcile")
+    # What a boot killed after its claim leaves: BUILDING, holding its flavor.
+    engine = sa.create_engine(database_url)
+    with engine.begin() as conn:
+        conn.execute(sa.text("UPDATE instances SET vm_state = 'BUILDING' WHERE uuid = :u"),
+                     {"u": booted["UUID"]})
+    engine.dispose()
+    (row,) = _json(rtf, "compute", "reconcile")
+    assert (row["Instance"], row["Was"], row["Now"], row["Action"]) == (
+        booted["UUID"], "BUILDING/-", "ERROR/-", "error")
+    (listed,) = _json(rtf, "instances", "list")
+    assert listed["VM state"] == "ERROR"
+    assert _json(rtf, "compute", "update")[0]["Node"] == "h1"
+    code, out, _ = rtf("check", "--recheck-delay", "-1")
+    assert code == 0, out
