@@ -597,6 +597,8 @@ class ResourceTracker:
                     f"instance {instance.uuid} is {instance.vm_state} (task "
                     f"{instance.task_state}); only a SHELVED_OFFLOADED one can be unshelved")
             nodes = self._nodes_for(node)
+            preconditions.check(self.conf, self.compute, preconditions.UNSHELVE, instance,
+                                dest_host=self.host)
             shelved = instance
             try:
                 instance = self.compute.update_instance(
