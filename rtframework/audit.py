@@ -213,10 +213,7 @@ def _remove_orphan(backend: PlacementBackend, store: ComputeStore, consumer: str
             return Action(consumer, {}, False, "holds nothing any more")
         if not _still_orphan(store, consumer):
             return Action(consumer, {}, False, "is no longer an orphan")
-        backend.write_allocations([t.AllocationWrite(
-            consumer_uuid=consumer, allocations={}, project_id=held.project_id or "",
-            user_id=held.user_id or "", consumer_generation=held.generation,
-            consumer_type=held.consumer_type or "INSTANCE")])
+        backend.write_allocations([held.emptied()])
         reason = f"orphan removed by {who}"
         claims.log_change(consumer, held.allocations, {}, reason)
         return Action(consumer, claims.normalized(held.allocations), True, reason)

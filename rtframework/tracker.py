@@ -69,6 +69,10 @@ class InvalidFlavor(TrackerError):
     """A flavor asks for no resources, a bad class or a bad amount."""
 
 
+class UnknownNode(TrackerError):
+    """The host has no node of the name asked for."""
+
+
 @dataclass(frozen=True)
 class NodeReport:
     """What one periodic run did for one node."""
@@ -486,7 +490,7 @@ class ResourceTracker:
             decision = self._decisions([consumer], {consumer: nodes})[consumer]
             if decision.action != heal_rules.REMOVE:
                 return False
-            self.backend.write_allocations([_removal(held)])
+            self.backend.write_allocations([held.emptied()])
             log_allocations(consumer, held.allocations, "heal removed",
                             f"{decision.reason} (host {self.host})")
             return True
@@ -648,7 +652,7 @@ class ResourceTracker:
             held = [self.backend.get_consumer_allocations(c) for c in consumers]
             held = [h for h in held if h.allocations]
             if held:
-                self.backend.write_allocations([_removal(h) for h in held])
+                self.backend.write_allocations([h.emptied() for h in held])
             for h in held:
                 log_allocations(h.consumer_uuid, h.allocations, "removed", reason)
 
@@ -660,7 +664,7 @@ class ResourceTracker:
         if node is None:
             return nodes
         if node not in nodes:
-            raise TrackerError(f"host {self.host} has no node {node!r}; it has "
+            raise UnknownNode(f"host {self.host} has no node {node!r}; it has "
                                f"{', '.join(nodes)}")
         return [node]
 
@@ -723,15 +727,6 @@ class ResourceTracker:
         why = "; ".join(limits) + "; " if limits else ""
         return (f"node {nodename} of host {self.host} cannot hold {format_resources(resources)}"
                 f" ({why}root provider: {free})")
-
-
-def _removal(held: t.ConsumerAllocations) -> t.AllocationWrite:
-    return t.AllocationWrite(
-        consumer_uuid=held.consumer_uuid, allocations={},
-        project_id=held.project_id or "", user_id=held.user_id or "",
-        consumer_generation=held.generation,
-        consumer_type=held.consumer_type or "INSTANCE",
-    )
 
 
 def _children_first(providers: Iterable[t.ResourceProvider]) -> list[str]:

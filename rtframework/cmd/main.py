@@ -44,10 +44,12 @@ def is_usage_error(exc: BaseException) -> bool:
     from rtframework.driver import DriverLoadError
     from rtframework.moves.errors import MoveError
     from rtframework.placement import errors as placement_errors
+    from rtframework.tracker import InvalidFlavor, UnknownNode
 
     usage = (rtconf.ConfigError, DriverLoadError, ValueError, compute_errors.NotFound,
              compute_errors.AmbiguousInstance, compute_errors.InvalidValue,
-             placement_errors.NotFound, placement_errors.InvalidRequest)
+             placement_errors.NotFound, placement_errors.InvalidRequest, InvalidFlavor,
+             UnknownNode)
     if isinstance(exc, MoveError) and exc.__cause__ is not None:
         # A move names the instance or migration it could not find.
         return is_usage_error(exc.__cause__)

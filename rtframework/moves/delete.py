@@ -15,7 +15,6 @@ from rtframework import retry
 from rtframework.compute import values as v
 from rtframework.moves import claims, common, errors, preconditions, state
 from rtframework.moves.common import MoveContext
-from rtframework.placement import types as t
 
 LOG = logging.getLogger(__name__)
 
@@ -85,12 +84,8 @@ def remove_instance_allocations(ctx: MoveContext, instance: v.Instance, reason: 
         held = ctx.backend.get_consumer_allocations(instance.uuid)
         if held.generation is None:
             return
-        ctx.backend.write_allocations([t.AllocationWrite(
-            consumer_uuid=instance.uuid, allocations={},
-            project_id=held.project_id or instance.project_id,
-            user_id=held.user_id or instance.user_id,
-            consumer_generation=held.generation,
-        )])
+        ctx.backend.write_allocations([held.emptied(
+            project_id=instance.project_id, user_id=instance.user_id)])
         claims.log_change(instance.uuid, held.allocations, {}, reason)
 
     retry.on_conflict(attempt, ctx.conf.placement.conflict_retries, reason)

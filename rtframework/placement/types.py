@@ -16,6 +16,11 @@ MAX_INT = 2147483647
 Allocations = Mapping[str, Mapping[str, int]]
 
 
+def capacity_of(total: int, reserved: int, allocation_ratio: float) -> float:
+    """What may be allocated of an inventory: (total - reserved) * ratio."""
+    return (total - reserved) * allocation_ratio
+
+
 @dataclass(frozen=True)
 class Inventory:
     """One resource class on one provider, with Placement's defaults."""
@@ -30,7 +35,7 @@ class Inventory:
     @property
     def capacity(self) -> float:
         """What may be allocated: (total - reserved) * allocation_ratio."""
-        return (self.total - self.reserved) * self.allocation_ratio
+        return capacity_of(self.total, self.reserved, self.allocation_ratio)
 
 
 @dataclass(frozen=True)
@@ -73,6 +78,21 @@ class ConsumerAllocations:
     project_id: str | None = None
     user_id: str | None = None
     consumer_type: str | None = None
+
+    def emptied(self, *, project_id: str | None = None,
+                user_id: str | None = None) -> AllocationWrite:
+        """The write that removes everything this consumer holds, at the
+        generation it was read at (the one "empty write" of a held consumer).
+
+        ``project_id``/``user_id`` stand in when the backend did not say.
+        """
+        return AllocationWrite(
+            consumer_uuid=self.consumer_uuid, allocations={},
+            project_id=self.project_id or project_id or "",
+            user_id=self.user_id or user_id or "",
+            consumer_generation=self.generation,
+            consumer_type=self.consumer_type or "INSTANCE",
+        )
 
 
 @dataclass(frozen=True)

@@ -35,21 +35,14 @@ from dataclasses import dataclass, field
 
 import sqlalchemy as sa
 
-from rtframework.placement import errors
+from rtframework.placement import errors, validation
 from rtframework.placement import types as t
 from rtframework.placement.sql import models as m
-from rtframework.placement.sql import queries, validation
+from rtframework.placement.sql import queries
 
 
 def _check(conn: sa.Connection, query: t.CandidateQuery) -> None:
-    if not query.resources:
-        raise errors.InvalidRequest("an allocation candidate request needs resources")
-    for rc, amount in query.resources.items():
-        validation.check_resource_class_name(rc)
-        if not isinstance(amount, int) or isinstance(amount, bool) or amount < 1:
-            raise errors.InvalidRequest(f"requested amount of {rc} must be >= 1, got {amount!r}")
-    if query.limit is not None and query.limit < 1:
-        raise errors.InvalidRequest(f"limit must be >= 1, got {query.limit}")
+    """What validation.candidate_query cannot know: names the database lacks."""
     custom = [rc for rc in query.resources if rc not in validation.STANDARD_CLASSES]
     missing = set(custom) - queries.custom_names(conn, m.resource_classes, custom)
     if missing:
@@ -93,16 +86,7 @@ def _eligible(rc: str, amount: int, query: t.CandidateQuery, *,
     stmt = (
         sa.select(inv.c.resource_provider_id.label("pid"), rp.c.root_provider_id.label("root"))
         .select_from(source)
-        .where(
-            inv.c.resource_class == rc,
-            inv.c.min_unit <= amount,
-            inv.c.max_unit >= amount,
-            # The step_size = 1 test changes nothing but lets planners
-            # estimate the condition from statistics instead of guessing
-            # that it drops almost every row.
-            sa.or_(inv.c.step_size == 1, sa.literal(amount) % inv.c.step_size == 0),
-            (inv.c.total - inv.c.reserved) * inv.c.allocation_ratio >= used + amount,
-        )
+        .where(inv.c.resource_class == rc, *queries.fits_clauses(used, amount))
     )
     pa, agg = m.provider_aggregates, m.placement_aggregates
     for any_of in query.member_of:
@@ -321,8 +305,8 @@ class _Trees:
             if node is None:
                 node = nodes[pid] = _Node(pid, uuid, parent_uuid, root_uuid, root_id)
             if rc is not None:
-                node.resources[rc] = ((total - reserved) * float(ratio), int(used), min_unit,
-                                      max_unit, step_size)
+                node.resources[rc] = (t.capacity_of(total, reserved, float(ratio)), int(used),
+                                      min_unit, max_unit, step_size)
         ids = list(nodes)
         for pid, traits in queries.traits_of(conn, ids).items():
             if traits:
@@ -347,8 +331,8 @@ class _Trees:
         if found is None:
             return False
         capacity, used, min_unit, max_unit, step_size = found
-        if not (min_unit <= amount <= max_unit and amount % step_size == 0
-                and used + amount <= capacity):
+        if not (validation.fits_units(amount, min_unit, max_unit, step_size)
+                and validation.has_room(capacity, used, amount)):
             return False
         if query.forbidden_traits and node.traits & query.forbidden_traits:
             return False
