@@ -7,10 +7,13 @@ allocations on the host's providers by the rules of
 :mod:`rtframework.heal_rules`.
 
 A run with nothing changed writes nothing and reads one thing per node:
-the root provider's inventory, whose generation says whether anyone (an
-operator, a claim, a heal) touched the root since the last run. Child
-providers are re-checked when the driver reports them differently, and
-whenever the root's generation moves. All backend calls go through a
+the generation of every provider of the node's tree (one listing), which
+says whether anyone (an operator, a claim, a heal) touched any of them
+since the last run. A provider is re-checked when the driver reports it
+differently or its generation moved, and the heal re-reads allocations
+when any generation of the tree moved (a write bumps only the providers
+it touches, so a claim of a child's class leaves the root alone). All
+backend calls go through a
 :class:`~rtframework.placement.counting.CountingBackend`; ``tracker.stats``
 holds the counts.
 """
@@ -26,7 +29,7 @@ import os_resource_classes as orc
 import os_traits
 from oslo_config import cfg
 
-from rtframework import accounting, heal_rules, history, retry
+from rtframework import accounting, heal_rules, history, retry, room
 from rtframework.compute import errors as cerrors
 from rtframework.compute import flavors
 from rtframework.compute import values as cv
@@ -111,8 +114,9 @@ class _NodeState:
     generations: dict[str, int] = field(default_factory=dict)
     dirty: set[str] = field(default_factory=set)  # failed to sync: retry next run
     pending_removal: list[str] = field(default_factory=list)
-    # The root generation the heal snapshot was taken at (None: take one).
-    heal_generation: int | None = None
+    # The tree's provider generations the heal snapshot was taken at
+    # (None: take one).
+    heal_generations: dict[str, int] | None = None
     # consumer -> provider -> class -> amount, on this node's providers
     held: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)
     nodes_held: dict[str, int] = field(default_factory=dict)
@@ -225,30 +229,42 @@ class ResourceTracker:
         self.driver.update_provider_tree(tree, nodename)
         self._root_of.update({uuid: root for uuid in tree.uuids()})
         reported_root = dict(tree.data(root).inventory)
-        try:
-            placed = self.backend.get_inventories(root)  # the one read of a quiet run
-        except perrors.ProviderNotFound:
-            placed = None
+        # The one read of a quiet run: every provider of the tree with its
+        # generation (empty when the root is not in placement).
+        listed = {p.uuid: p for p in self.backend.list_providers(t.ProviderQuery(in_tree=root))}
+        generations = {uuid: p.generation for uuid, p in listed.items()}
+        state = self._nodes.get(nodename) if root in generations else None
+        placed = self._placed_root(state, root, generations)
         tree.update_inventory(root, accounting.root_inventory(
             self.conf, reported_root, placed.inventories if placed else {}))
 
-        state = self._nodes.get(nodename) if placed is not None else None
         if state is None:
-            state = self._full_sync(tree, placed, reported_root, progress)
+            state = self._full_sync(tree, placed, listed, reported_root, progress)
         else:
-            self._incremental_sync(state, tree, placed, reported_root, progress)
+            self._incremental_sync(state, tree, placed, generations, reported_root, progress)
         self._nodes[nodename] = state
-        self._heal(state, tree, progress)
+        self._heal(state, tree, generations, progress)
         return progress.report(nodename, root)
 
+    def _placed_root(self, state: _NodeState | None, root: str,
+                     generations: Mapping[str, int]) -> t.ProviderInventories | None:
+        """The root's inventory in placement: what this tracker last sent
+        while the root's generation has not moved, else read."""
+        if root not in generations:
+            return None
+        if (state is not None and root not in state.dirty
+                and state.generations.get(root) == generations[root]):
+            return t.ProviderInventories(generations[root], state.sent.data(root).inventory)
+        try:
+            return self.backend.get_inventories(root)
+        except perrors.ProviderNotFound:
+            return None
+
     def _full_sync(self, tree: ProviderTree, placed: t.ProviderInventories | None,
-                   reported_root: dict, progress: _Progress) -> _NodeState:
+                   listed: Mapping[str, t.ResourceProvider], reported_root: dict,
+                   progress: _Progress) -> _NodeState:
         """First run for a node (or its root vanished): check every provider."""
-        root = tree.roots()[0].uuid
-        existing: dict[str, t.ResourceProvider] = {}
-        if placed is not None:
-            query = t.ProviderQuery(in_tree=root)
-            existing = {p.uuid: p for p in self.backend.list_providers(query)}
+        existing = listed if placed is not None else {}
         state = _NodeState(sent=ProviderTree())
         vanished = [p for p in existing.values() if not tree.exists(p.uuid)]
         self._sync(state, tree, tree.uuids(), set(existing), placed, reported_root, progress)
@@ -257,16 +273,17 @@ class ResourceTracker:
         return state
 
     def _incremental_sync(self, state: _NodeState, tree: ProviderTree,
-                          placed: t.ProviderInventories, reported_root: dict,
-                          progress: _Progress) -> None:
-        root = tree.roots()[0].uuid
+                          placed: t.ProviderInventories, generations: Mapping[str, int],
+                          reported_root: dict, progress: _Progress) -> None:
         changed = tree.changed(state.sent)
         to_sync = {u for u in changed if tree.exists(u)} | state.dirty
-        if placed.generation != state.generations.get(root):
-            to_sync.add(root)
+        # Anyone's write (a claim, a heal, an operator) on a provider of the
+        # tree moves its generation: check that provider again.
+        to_sync |= {u for u in tree.uuids() if generations.get(u) != state.generations.get(u)}
         vanished = [u for u in changed if not tree.exists(u)]
         if to_sync:
-            known = {u for u in state.sent.uuids() if u not in state.dirty} | {root}
+            known = {u for u in state.sent.uuids()
+                     if u not in state.dirty and u in generations}
             self._sync(state, tree, [u for u in tree.uuids() if u in to_sync], known,
                        placed, reported_root, progress)
         state.pending_removal = [u for u in state.pending_removal if not tree.exists(u)]
@@ -405,18 +422,21 @@ class ResourceTracker:
         return reports
 
     # -- heal ---------------------------------------------------------------
-    def _heal(self, state: _NodeState, tree: ProviderTree, progress: _Progress) -> None:
+    def _heal(self, state: _NodeState, tree: ProviderTree, generations: Mapping[str, int],
+              progress: _Progress) -> None:
         """Apply heal_rules.decide to every consumer on this node's providers.
 
-        Allocations are re-read only when the root generation moved (every
-        allocation write touching the root bumps it); the records are read
-        from the compute store on every run, so a local delete is noticed.
+        Allocations are re-read only when a generation of the tree moved
+        (every allocation write bumps each provider it touches); the records
+        are read from the compute store on every run, so a local delete is
+        noticed. ``generations`` are those read at the start of the run; the
+        ones this run's own writes produced replace them.
         """
-        root = tree.roots()[0].uuid
-        generation = state.generations.get(root)
-        if generation is None or state.heal_generation != generation:
+        current = {**generations,
+                   **{u: g for u, g in state.generations.items() if tree.exists(u)}}
+        if state.heal_generations != current:
             self._snapshot(state, tree)
-            state.heal_generation = generation
+            state.heal_generations = current
         if not state.held:
             return
         ours = set(tree.uuids()) | set(state.pending_removal)
@@ -424,7 +444,7 @@ class ResourceTracker:
             if decision.action == heal_rules.REMOVE:
                 if self._heal_remove(consumer, ours, decision.reason):
                     progress.healed.append(consumer)
-                    state.heal_generation = None
+                    state.heal_generations = None
             elif decision.finding:
                 self._report(consumer, decision, progress)
             else:
@@ -628,8 +648,12 @@ class ResourceTracker:
         """Claim ``resources`` for a new consumer on one node's tree (child
         providers included); NoCapacity if it cannot hold them."""
         root = self.node_root_uuid(nodename)
-        found = self.backend.get_allocation_candidates(
-            t.CandidateQuery(resources=dict(resources), in_tree=root))
+        try:
+            found = self.backend.get_allocation_candidates(
+                t.CandidateQuery(resources=dict(resources), in_tree=root))
+        except perrors.ResourceClassNotFound:
+            # No provider anywhere offers the class: say what this tree has.
+            found = t.AllocationCandidates((), {})
         for request in found.allocation_requests:
             try:
                 self.backend.put_allocations(
@@ -713,21 +737,12 @@ class ResourceTracker:
     def _no_capacity_message(self, nodename: str, root: str,
                              resources: Mapping[str, int]) -> str:
         try:
-            inventories = self.backend.get_inventories(root).inventories
+            why = room.explain(self.backend, root, resources)
         except perrors.ProviderNotFound:
             return (f"node {nodename} of host {self.host} is not in placement yet; run "
                     "'rtf compute update' on that host first")
-        usages = self.backend.get_provider_usages(root)
-        free = ", ".join(
-            f"{rc} {int(inv.capacity) - usages.get(rc, 0)} free of {int(inv.capacity)}"
-            for rc, inv in sorted(inventories.items()))
-        limits = [f"{rc}={amount} exceeds max_unit {inventories[rc].max_unit}"
-                  for rc, amount in sorted(resources.items())
-                  if rc in inventories and amount > inventories[rc].max_unit]
-        why = "; ".join(limits) + "; " if limits else ""
         return (f"node {nodename} of host {self.host} cannot hold {format_resources(resources)}"
-                f" ({why}root provider: {free})")
-
+                f" ({why})")
 
 def _children_first(providers: Iterable[t.ResourceProvider]) -> list[str]:
     by_uuid = {p.uuid: p for p in providers}

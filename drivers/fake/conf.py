@@ -37,6 +37,12 @@ FAKE_OPTS = [
         "child_total", default=2, min=1,
         help="Total of child_resource_class on the child provider.",
     ),
+    cfg.IntOpt(
+        "child_count", default=1, min=1,
+        help="How many identical child providers offer child_resource_class "
+        "(like one per physical GPU): a request may then land on any of them. "
+        "One child is named NODE_CLASS; several are NODE_CLASS_0, NODE_CLASS_1...",
+    ),
     cfg.ListOpt(
         "child_traits",
         default=[],

@@ -79,6 +79,12 @@ migrations = sa.Table(
     sa.Column("claim_strategy", sa.String(32), nullable=False),
     sa.Column("created_at", Timestamp, nullable=False),
     sa.Column("updated_at", Timestamp, nullable=False),
+    # What the move's claim holds, provider uuid -> class -> amount: the
+    # instance's allocations when the move began, and the chosen
+    # candidate's allocation request (null until one is chosen, and on
+    # records older than revision 0003).
+    sa.Column("source_allocations", sa.JSON, nullable=True),
+    sa.Column("dest_allocations", sa.JSON, nullable=True),
     sa.Index("migrations_instance_uuid_idx", "instance_uuid"),
     sa.Index("migrations_status_idx", "status"),
 )

@@ -46,6 +46,7 @@ _INSTANCE_FIELDS = frozenset({
 _MIGRATION_FIELDS = frozenset({
     "status", "source_host", "source_node", "dest_host", "dest_node",
     "old_flavor", "new_flavor", "claim_strategy", "migration_type",
+    "source_allocations", "dest_allocations",
 })
 
 
@@ -256,6 +257,7 @@ class ComputeStore:
         claim_strategy: str = "migration",
         status: str = "pre-migrating",
         uuid: str | None = None,
+        source_allocations: Mapping[str, Mapping[str, int]] | None = None,
     ) -> Migration:
         _check_choice("migration_type", migration_type, v.MIGRATION_TYPES)
         _check_choice("migration status", status, v.MIGRATION_STATUSES)
@@ -275,6 +277,7 @@ class ComputeStore:
             "claim_strategy": claim_strategy,
             "created_at": now,
             "updated_at": now,
+            "source_allocations": _allocations_to_db(source_allocations),
         }
         with db.transaction(self.engine) as conn:
             conn.execute(models.migrations.insert().values(**row))
@@ -319,6 +322,9 @@ class ComputeStore:
         values = {
             k: (f.to_json() if isinstance(f, Flavor) else f) for k, f in fields.items()
         }
+        for key in ("source_allocations", "dest_allocations"):
+            if key in values:
+                values[key] = _allocations_to_db(values[key])
         values["updated_at"] = _to_db(utcnow())
         with db.transaction(self.engine) as conn:
             row = _compare_and_swap(conn, models.migrations, uuid, {"status": expected_status},
@@ -574,7 +580,20 @@ def _migration(row: Mapping[str, Any]) -> Migration:
         claim_strategy=row["claim_strategy"],
         created_at=_from_db(row["created_at"]),
         updated_at=_from_db(row["updated_at"]),
+        source_allocations=_allocations_from_db(row.get("source_allocations")),
+        dest_allocations=_allocations_from_db(row.get("dest_allocations")),
     )
+
+
+def _allocations_to_db(allocations: Mapping[str, Mapping[str, int]] | None) -> dict | None:
+    if allocations is None:
+        return None
+    return {provider: {rc: int(n) for rc, n in resources.items()}
+            for provider, resources in allocations.items()}
+
+
+def _allocations_from_db(data: Mapping | None) -> dict[str, dict[str, int]] | None:
+    return None if data is None else _allocations_to_db(data)
 
 
 def _compute_node(row: Mapping[str, Any]) -> ComputeNode:

@@ -85,6 +85,11 @@ class Migration:
     claim_strategy: str
     created_at: datetime.datetime
     updated_at: datetime.datetime
+    # provider uuid -> class -> amount: what the instance held when the
+    # move began, and the chosen destination's allocation request (None
+    # until chosen, or on a record written before they were kept).
+    source_allocations: Mapping[str, Mapping[str, int]] | None = None
+    dest_allocations: Mapping[str, Mapping[str, int]] | None = None
 
     @property
     def finished(self) -> bool:

@@ -135,6 +135,24 @@ def test_compute_run_reports_until_sigterm(rtf, tmp_path, database_url):
     assert "compute agent of host h1 stopped" in err
 
 
+def test_readme_boot_with_a_device_class(rtf, tmp_path):
+    # The README's `--resources VCPU=2,CUSTOM_FPGA=1`: refused on the
+    # default fake node (nothing offers the class), and booted once the
+    # fake driver reports a device child.
+    assert rtf("compute", "update")[0] == 0
+    code, _, err = rtf("boot", "web", "--resources", "VCPU=2,CUSTOM_FPGA=1")
+    assert code == 1
+    assert "no provider of the tree offers CUSTOM_FPGA" in err
+    with open(tmp_path / "rtf.conf", "a") as ini:
+        ini.write("child_resource_class = CUSTOM_FPGA\nchild_total = 1\n")
+    assert rtf("compute", "update")[0] == 0
+    booted = _json(rtf, "boot", "web", "--resources", "VCPU=2,CUSTOM_FPGA=1")
+    assert booted["Resources"] == "CUSTOM_FPGA=1,VCPU=2"
+    code, _, err = rtf("boot", "web2", "--resources", "VCPU=2,CUSTOM_FPGA=1")
+    assert code == 1
+    assert "h1_CUSTOM_FPGA is full for CUSTOM_FPGA=1: 0 free of 1" in err
+
+
 def test_compute_reconcile_settles_a_killed_boot(rtf, database_url):
     assert _json(rtf, "compute", "update")[0]["Node"] == "h1"
     booted = _json(rtf, "boot", "web", "--flavor-vcpus", "2", "--flavor-memory-mb", "512")
