@@ -174,6 +174,7 @@ class ResourceTracker:
         self._nodes: dict[str, _NodeState] = {}
         self._known_classes: set[str] = set()
         self._known_traits: set[str] = set()
+        self._disabled = False
         self._root_of: dict[str, str] = {}
         self._reported: set[tuple[str, str]] = set()
         self._lock = threading.RLock()
@@ -213,7 +214,10 @@ class ResourceTracker:
     def update_available_resource(self) -> list[NodeReport]:
         """Report every node, remove nodes that vanished, heal. One pass."""
         with self._lock:
-            self.compute.heartbeat(self.host)
+            service = self.compute.heartbeat(self.host)
+            # A disabled host says so on its nodes, as Nova's computes do,
+            # so that placement queries can leave it out too.
+            self._disabled = service.disabled
             self.driver.set_known_instances(self.known_instances())
             nodes = self.driver.get_available_nodes()
             reports = [self._update_node(nodename) for nodename in nodes]
@@ -227,6 +231,8 @@ class ResourceTracker:
         tree = ProviderTree()
         tree.new_root(nodename, root)
         self.driver.update_provider_tree(tree, nodename)
+        if self._disabled:
+            tree.add_traits(root, os_traits.COMPUTE_STATUS_DISABLED)
         self._root_of.update({uuid: root for uuid in tree.uuids()})
         reported_root = dict(tree.data(root).inventory)
         # The one read of a quiet run: every provider of the tree with its

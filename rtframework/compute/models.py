@@ -37,11 +37,11 @@ services = sa.Table(
     sa.Column("host", NAME, primary_key=True),
     sa.Column("last_seen", Timestamp, nullable=False),
     sa.Column("forced_down", sa.Boolean, nullable=False, default=False),
-    sa.Column("created_at", Timestamp, nullable=False),
-    # An operator's "send nothing new here"; the host stays up and keeps
-    # what it runs (Nova's disabled compute service).
+    # An operator took the host out of scheduling (rtf compute-services set).
     sa.Column("disabled", sa.Boolean, nullable=False, default=False,
               server_default=sa.false()),
+    sa.Column("disabled_reason", sa.String(255), nullable=True),
+    sa.Column("created_at", Timestamp, nullable=False),
 )
 
 instances = sa.Table(

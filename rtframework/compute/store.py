@@ -393,17 +393,25 @@ class ComputeStore:
             raise errors.ServiceNotFound(f"no service for host {host!r}")
         return self.get_service(host)
 
-    def set_disabled(self, host: str, disabled: bool) -> Service:
-        """Disable a host's service (no new instance or move goes there;
-        what it runs stays) or enable it again."""
+    def set_disabled(self, host: str, disabled: bool, reason: str | None = None) -> Service:
+        """Take a host out of scheduling (or back in); the reason is kept
+        while it is disabled."""
         with db.transaction(self.engine) as conn:
             result = conn.execute(
                 models.services.update().where(models.services.c.host == host)
-                .values(disabled=disabled)
+                .values(disabled=disabled, disabled_reason=reason if disabled else None)
             )
         if result.rowcount == 0:
             raise errors.ServiceNotFound(f"no service for host {host!r}")
         return self.get_service(host)
+
+    def unschedulable_hosts(self, down_after: float) -> set[str]:
+        """Hosts the scheduler must not pick: disabled, forced down, or
+        without a heartbeat for ``down_after`` seconds."""
+        now = utcnow()
+        return {s.host for s in self.list_services()
+                if s.disabled or s.forced_down
+                or (now - s.last_seen).total_seconds() > down_after}
 
     def get_service(self, host: str) -> Service:
         return _service(self._one(models.services.c.host, host, errors.ServiceNotFound,
@@ -607,5 +615,5 @@ def _service(row: Mapping[str, Any]) -> Service:
     return Service(
         host=row["host"], last_seen=_from_db(row["last_seen"]),
         forced_down=bool(row["forced_down"]), created_at=_from_db(row["created_at"]),
-        disabled=bool(row["disabled"]),
+        disabled=bool(row["disabled"]), disabled_reason=row["disabled_reason"],
     )

@@ -117,6 +117,7 @@ class Service:
     forced_down: bool
     created_at: datetime.datetime
     disabled: bool = False
+    disabled_reason: str | None = None
 
 
 @dataclass(frozen=True)

@@ -188,8 +188,10 @@ def destination_problem(
     if not store.is_host_up(host, conf.service_down_time):
         return "destination up", (f"destination host {host!r} is down "
                                   f"({_why_down(conf, store, host)})")
-    if store.get_service(host).disabled:
-        return "destination enabled", f"destination host {host!r} is disabled"
+    service = store.get_service(host)
+    if service.disabled:
+        why = f" ({service.disabled_reason})" if service.disabled_reason else ""
+        return "destination enabled", f"destination host {host!r} is disabled{why}"
     if instance is not None:
         for migration in _unfinished(store, instance.uuid):
             if host in (migration.source_host, migration.dest_host):
