@@ -41,6 +41,7 @@ from rtframework.moves import errors as merrors
 from rtframework.moves.common import MoveContext
 from rtframework.placement import errors as perrors
 from rtframework.placement import types as t
+from rtframework.placement import validation
 from rtframework.placement.backend import PlacementBackend
 from rtframework.placement.counting import CallStats, CountingBackend
 from rtframework.provider_tree import ProviderData, ProviderTree
@@ -306,6 +307,10 @@ class ResourceTracker:
         for uuid in uuids:
             data = tree.data(uuid)
             try:
+                # Refused here, a provider the backend would refuse is
+                # neither created empty nor left half-written (inventory
+                # set, traits refused).
+                _check_provider(data)
                 if uuid not in existing:
                     self._create_provider(data, progress)
                 self._ensure_names(data)
@@ -749,6 +754,13 @@ class ResourceTracker:
                     "'rtf compute update' on that host first")
         return (f"node {nodename} of host {self.host} cannot hold {format_resources(resources)}"
                 f" ({why})")
+
+def _check_provider(data: ProviderData) -> None:
+    """The backend contract's checks of everything one provider update writes."""
+    validation.check_provider_name(data.name)
+    validation.check_inventories(f"{data.uuid} ({data.name})", data.inventory)
+    validation.trait_set(data.traits)
+
 
 def _children_first(providers: Iterable[t.ResourceProvider]) -> list[str]:
     by_uuid = {p.uuid: p for p in providers}

@@ -54,6 +54,21 @@ def _report_rows(reports):
              "; ".join(r.findings), "; ".join(r.errors)) for r in reports]
 
 
+def run_pass(tracker: ResourceTracker) -> tuple[list, str]:
+    """One periodic pass, and the one line that sums it up: nodes, placement
+    reads and writes, instances healed, findings, errors and duration."""
+    reads, writes = tracker.stats.reads, tracker.stats.writes
+    started = time.monotonic()
+    reports = tracker.update_available_resource()
+    took = time.monotonic() - started
+    line = (f"host {tracker.host} pass: {len(reports)} nodes, "
+            f"{tracker.stats.reads - reads} reads, {tracker.stats.writes - writes} writes, "
+            f"{sum(len(r.healed) for r in reports)} healed, "
+            f"{sum(len(r.findings) for r in reports)} findings, "
+            f"{sum(len(r.errors) for r in reports)} errors, {took * 1000:.0f} ms")
+    return reports, line
+
+
 class ComputeUpdate(Lister):
     """Run one periodic resource update of a host and show what it did."""
 
@@ -62,9 +77,10 @@ class ComputeUpdate(Lister):
 
     def take_action(self, parsed_args):
         tracker = tracker_for(self.app, parsed_args.host)
-        reports = tracker.update_available_resource()
-        LOG.info("placement calls: %d reads, %d writes", tracker.stats.reads,
-                 tracker.stats.writes)
+        reports, line = run_pass(tracker)
+        # The same line an agent logs per pass; on stderr, so that stdout
+        # stays the table (or json) alone.
+        self.app.stderr.write(line + "\n")
         # A node whose provider update failed is a failed step: exit 1.
         self.failed = any(r.errors for r in reports)
         return _REPORT_COLUMNS, _report_rows(reports)
@@ -90,7 +106,8 @@ class ComputeRun(Command):
         # start from records that say what each instance holds.
         recover(self.app, tracker)
         if parsed_args.once:
-            reports = tracker.update_available_resource()
+            reports, line = run_pass(tracker)
+            LOG.info("%s", line)
             return 1 if any(r.errors for r in reports) else 0
         stop = threading.Event()
         for signum in (signal.SIGTERM, signal.SIGINT):
@@ -107,7 +124,7 @@ class ComputeRun(Command):
             try:
                 if time.monotonic() >= next_update:
                     next_update = time.monotonic() + interval
-                    tracker.update_available_resource()
+                    LOG.info("%s", run_pass(tracker)[1])
                 else:
                     tracker.compute.heartbeat(tracker.host)
             except Exception:  # the agent outlives one failed pass

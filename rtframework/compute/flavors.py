@@ -2,21 +2,23 @@
 
 from __future__ import annotations
 
-import os_resource_classes as orc
-
 from rtframework.compute.values import Flavor
+from rtframework.placement import errors as perrors
+from rtframework.placement import types as t
+from rtframework.placement import validation
 
 
 def problem(flavor: Flavor) -> str | None:
-    """Why placement would refuse ``flavor`` (no resources, a class that is
-    neither standard nor CUSTOM_*, an amount below 1), or None."""
+    """Why placement would refuse ``flavor`` (no resources, a malformed
+    class name, an amount outside 1..MAX_INT), or None."""
     if not flavor.resources:
         return f"flavor {flavor.name!r} asks for no resources"
     for rc, amount in flavor.resources.items():
-        if rc not in orc.STANDARDS and not orc.is_custom(rc):
-            return (f"flavor {flavor.name!r}: {rc!r} is neither a standard resource class "
-                    "nor CUSTOM_*")
-        if not isinstance(amount, int) or isinstance(amount, bool) or amount < 1:
-            return (f"flavor {flavor.name!r}: {rc} amount must be a positive integer, "
-                    f"got {amount!r}")
+        try:
+            validation.check_resource_class_name(rc)
+        except perrors.InvalidResourceClass as exc:
+            return f"flavor {flavor.name!r}: {exc}"
+        if not isinstance(amount, int) or isinstance(amount, bool) or not 1 <= amount <= t.MAX_INT:
+            return (f"flavor {flavor.name!r}: {rc} amount must be an integer from 1 to "
+                    f"{t.MAX_INT}, got {amount!r}")
     return None

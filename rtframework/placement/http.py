@@ -10,7 +10,10 @@ Every request carries ``OpenStack-API-Version: placement 1.39``. Lower
 versions lose what the contract relies on: consumer generations (1.28),
 consumer types (1.38), POST /allocations (1.13), provider trees and
 ``in_tree`` (1.14), forbidden traits (1.22), repeated ``member_of`` (1.24),
-provider summaries of whole trees (1.29) and ``required=in:`` (1.39).
+provider summaries of whole trees (1.29) and ``required=in:`` (1.39);
+request groups take numbered groups (1.25), ``in_tree{N}`` (1.31), string
+suffixes (1.33), ``mappings`` (1.34), ``root_required`` and resourceless
+groups (1.35) and ``same_subtree`` (1.36).
 """
 
 from __future__ import annotations
@@ -438,6 +441,17 @@ class HTTPBackend(contract.PlacementBackend):
         query = validation.candidate_query(query)
         params = _query_params(query.required_traits, query.forbidden_traits, query.member_of,
                                query.in_tree, query.resources)
+        for suffix, group in sorted(query.groups.items()):
+            params += [(f"{name}{suffix}", value) for name, value in _query_params(
+                group.required_traits, group.forbidden_traits, group.member_of,
+                group.in_tree, group.resources)]
+        if query.group_policy is not None:
+            params.append(("group_policy", query.group_policy))
+        if query.root_required or query.root_forbidden:
+            params.append(("root_required", ",".join(
+                sorted(query.root_required) + [f"!{n}" for n in sorted(query.root_forbidden)])))
+        for suffixes in query.same_subtree:
+            params.append(("same_subtree", ",".join(sorted(suffixes))))
         if query.limit is not None:
             params.append(("limit", str(query.limit)))
         return self._request("GET", "/allocation_candidates", Kind.QUERY, params=params,
@@ -447,7 +461,9 @@ class HTTPBackend(contract.PlacementBackend):
 
 def _candidates(body: Mapping[str, Any]) -> t.AllocationCandidates:
     requests = tuple(
-        t.AllocationRequest(allocations=_allocations(req["allocations"]))
+        t.AllocationRequest(
+            allocations=_allocations(req["allocations"]),
+            mappings={str(s): tuple(p) for s, p in req.get("mappings", {}).items()})
         for req in body["allocation_requests"]
     )
     summaries = {

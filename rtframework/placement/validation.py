@@ -349,15 +349,72 @@ def provider_query(query: t.ProviderQuery | None) -> t.ProviderQuery:
     )
 
 
+_SUFFIX = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+
 def candidate_query(query: t.CandidateQuery) -> t.CandidateQuery:
-    """A CandidateQuery that names resources, with valid names, amounts and uuids."""
+    """A CandidateQuery that names resources, with valid names, amounts and
+    uuids, and request groups Placement would take."""
     if not isinstance(query, t.CandidateQuery):
         raise errors.InvalidRequest(f"not a CandidateQuery: {_short(query)}")
     resources = _check_amounts_shape(query.resources, "allocation candidate request")
-    if not resources:
-        raise errors.InvalidRequest("an allocation candidate request needs resources")
     if query.limit is not None and (not _is_int(query.limit) or query.limit < 1):
         raise errors.InvalidRequest(f"limit must be an integer >= 1, got {_short(query.limit)}")
+    if not hasattr(query.groups, "items"):
+        raise errors.InvalidRequest(f"groups must map suffix -> RequestGroup, got "
+                                    f"{_short(query.groups)}")
+    groups = {}
+    for suffix, group in query.groups.items():
+        if not isinstance(suffix, str) or not _SUFFIX.match(suffix):
+            raise errors.InvalidRequest(
+                f"request group suffix must be 1 to 64 letters, digits, '_' or '-', got "
+                f"{_short(suffix)}")
+        if not isinstance(group, t.RequestGroup):
+            raise errors.InvalidRequest(f"request group {suffix}: not a RequestGroup: "
+                                        f"{_short(group)}")
+        where = f"request group {suffix}"
+        checked = dataclasses.replace(
+            group,
+            resources=_check_amounts_shape(group.resources, where),
+            in_tree=normalize_optional_uuid(group.in_tree, f"{where} in_tree provider uuid"),
+            member_of=_uuid_sets(group.member_of, f"{where} member_of"),
+            required_traits=_traits(group.required_traits, f"{where} required traits"),
+            forbidden_traits=_traits(group.forbidden_traits, f"{where} forbidden traits"),
+        )
+        if not checked.resources and not checked.required_traits | checked.forbidden_traits:
+            raise errors.InvalidRequest(f"{where} asks for no resources and no traits")
+        groups[suffix] = checked
+    if not resources and not any(g.resources for g in groups.values()):
+        raise errors.InvalidRequest("an allocation candidate request needs resources")
+    if not resources and (query.in_tree or query.member_of or query.required_traits
+                          or query.forbidden_traits):
+        raise errors.InvalidRequest(
+            "the unnumbered group names in_tree, member_of or traits but no resources; "
+            "name them on the numbered groups instead")
+    resourceless = sorted(s for s, g in groups.items() if not g.resources
+                          and not any(s in same for same in query.same_subtree))
+    if resourceless:
+        raise errors.InvalidRequest(
+            f"request group(s) {', '.join(resourceless)} ask for no resources: such a group "
+            "must be named in same_subtree")
+    if len(groups) > 1 and query.group_policy is None:
+        raise errors.InvalidRequest(
+            "group_policy (none or isolate) is required with more than one numbered group")
+    if query.group_policy is not None and query.group_policy not in t.GROUP_POLICIES:
+        raise errors.InvalidRequest(
+            f"group_policy must be none or isolate, got {_short(query.group_policy)}")
+    same_subtree = tuple(frozenset(s) for s in query.same_subtree)
+    for suffixes in same_subtree:
+        unknown = sorted(s for s in suffixes if s not in groups)
+        if unknown:
+            raise errors.InvalidRequest(
+                f"same_subtree names request group(s) {', '.join(map(str, unknown))} "
+                "the request does not have")
+    root_required = _traits(query.root_required, "root_required traits")
+    root_forbidden = _traits(query.root_forbidden, "root_required forbidden traits")
+    if root_required & root_forbidden:
+        both = ", ".join(sorted(root_required & root_forbidden))
+        raise errors.InvalidRequest(f"root_required both requires and forbids {both}")
     return dataclasses.replace(
         query,
         resources=resources,
@@ -365,6 +422,8 @@ def candidate_query(query: t.CandidateQuery) -> t.CandidateQuery:
         member_of=_uuid_sets(query.member_of, "member_of"),
         required_traits=_traits(query.required_traits, "required traits"),
         forbidden_traits=_traits(query.forbidden_traits, "forbidden traits"),
+        groups=groups, same_subtree=same_subtree,
+        root_required=root_required, root_forbidden=root_forbidden,
     )
 
 

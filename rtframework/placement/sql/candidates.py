@@ -14,7 +14,10 @@ Rules taken from OpenStack Placement's unnumbered group:
   candidate may have one.
 * ``in_tree``: only the tree of that provider.
 
-Sharing providers (MISC_SHARES_VIA_AGGREGATE) are not modelled.
+Numbered groups, ``group_policy``, ``root_required``, ``same_subtree`` and
+sharing providers (MISC_SHARES_VIA_AGGREGATE) are served by
+:mod:`rtframework.placement.sql.granular`: this module's search handles a
+request of one unnumbered group in a cloud without sharing providers.
 
 The search runs in two steps: first the roots whose tree has an eligible
 provider for every class, then, for those trees only, their providers
@@ -37,19 +40,22 @@ import sqlalchemy as sa
 
 from rtframework.placement import errors, validation
 from rtframework.placement import types as t
+from rtframework.placement.sql import granular, queries
 from rtframework.placement.sql import models as m
-from rtframework.placement.sql import queries
 
 
 def _check(conn: sa.Connection, query: t.CandidateQuery) -> None:
     """What validation.candidate_query cannot know: names the database lacks."""
-    custom = [rc for rc in query.resources if rc not in validation.STANDARD_CLASSES]
+    groups = [query, *query.groups.values()]
+    classes = {rc for g in groups for rc in g.resources}
+    custom = [rc for rc in classes if rc not in validation.STANDARD_CLASSES]
     missing = set(custom) - queries.custom_names(conn, m.resource_classes, custom)
     if missing:
         raise errors.ResourceClassNotFound(
             f"resource class(es) {', '.join(sorted(missing))} not found"
         )
-    traits = query.required_traits | query.forbidden_traits
+    traits = frozenset().union(*(g.required_traits | g.forbidden_traits for g in groups),
+                               query.root_required, query.root_forbidden)
     custom = [n for n in traits if n not in validation.STANDARD_TRAITS]
     unknown = set(custom) - queries.custom_names(conn, m.traits, custom)
     if unknown:
@@ -199,6 +205,8 @@ def find(conn: sa.Connection, query: t.CandidateQuery) -> t.AllocationCandidates
     """Candidates in a stable order: by root provider id, then by the ids
     of the providers serving each class (classes in name order)."""
     _check(conn, query)
+    if query.granular or granular.sharing_exists(conn):
+        return granular.find(conn, query, _Trees)
     rp = m.resource_providers
     tree_root = None
     if query.in_tree is not None:
@@ -223,7 +231,8 @@ def find(conn: sa.Connection, query: t.CandidateQuery) -> t.AllocationCandidates
         for root in roots:
             found = 0
             for allocations in trees.candidates(root, query):
-                requests.append(t.AllocationRequest(allocations=allocations))
+                requests.append(t.AllocationRequest(allocations=allocations,
+                                                    mappings={"": tuple(allocations)}))
                 found += 1
                 if query.limit is not None and len(requests) >= query.limit:
                     break
