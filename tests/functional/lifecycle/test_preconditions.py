@@ -69,7 +69,7 @@ def test_migrate_to_an_unknown_host_writes_no_record(three):
 
 
 @pytest.mark.parametrize("flavor, words", [
-    ({"VCPU": 0, "MEMORY_MB": 1024, "DISK_GB": 10}, ["VCPU", "positive", "0"]),
+    ({"VCPU": 0, "MEMORY_MB": 1024, "DISK_GB": 10}, ["VCPU", "from 1", "got 0"]),
     ({"CUSTOM_NOPE": 1, "VCPU": 1}, ["unknown resource class", "CUSTOM_NOPE"]),
     ({"NOT_A_CLASS": 1}, ["NOT_A_CLASS"]),
 ])
