@@ -17,6 +17,8 @@ from rtframework.tracker import (
 )
 from tests.functional.tracker.conftest import SMALL, boot, usage
 
+pytestmark = pytest.mark.placement
+
 
 def held(rt, instance_uuid):
     return rt.backend.wrapped.get_consumer_allocations(instance_uuid).allocations
