@@ -9,12 +9,9 @@ import pytest
 
 from rtframework import conf as rtconf
 from rtframework.placement.backend import load_backend
+from tests.functional.operator.conftest import as_json
 
-
-def _json(rtf, *args):
-    code, out, err = rtf(*args, "-f", "json")
-    assert code == 0, err
-    return json.loads(out)
+_json = as_json
 
 
 @pytest.fixture
