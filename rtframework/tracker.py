@@ -40,6 +40,7 @@ from rtframework.moves import errors as merrors
 from rtframework.moves.common import MoveContext
 from rtframework.placement import errors as perrors
 from rtframework.placement import types as t
+from rtframework.placement import validation
 from rtframework.placement.backend import PlacementBackend
 from rtframework.placement.counting import CallStats, CountingBackend
 from rtframework.provider_tree import ProviderData, ProviderTree
@@ -148,12 +149,13 @@ def validate_flavor(flavor: Flavor) -> None:
     if not flavor.resources:
         raise InvalidFlavor(f"flavor {flavor.name!r} asks for no resources")
     for rc, amount in flavor.resources.items():
-        if rc not in orc.STANDARDS and not orc.is_custom(rc):
-            raise InvalidFlavor(f"flavor {flavor.name!r}: {rc!r} is neither a standard "
-                                "resource class nor CUSTOM_*")
-        if not isinstance(amount, int) or isinstance(amount, bool) or amount < 1:
-            raise InvalidFlavor(f"flavor {flavor.name!r}: {rc} amount must be a positive "
-                                f"integer, got {amount!r}")
+        try:
+            validation.check_resource_class_name(rc)
+        except perrors.InvalidResourceClass as exc:
+            raise InvalidFlavor(f"flavor {flavor.name!r}: {exc}") from None
+        if not isinstance(amount, int) or isinstance(amount, bool) or not 1 <= amount <= t.MAX_INT:
+            raise InvalidFlavor(f"flavor {flavor.name!r}: {rc} amount must be an integer "
+                                f"from 1 to {t.MAX_INT}, got {amount!r}")
 
 
 class ResourceTracker:
@@ -319,6 +321,10 @@ class ResourceTracker:
         for uuid in uuids:
             data = tree.data(uuid)
             try:
+                # Refused here, a provider the backend would refuse is
+                # neither created empty nor left half-written (inventory
+                # set, traits refused).
+                _check_provider(data)
                 if uuid not in existing:
                     self._create_provider(data, progress)
                 self._ensure_names(data)
@@ -797,6 +803,13 @@ def _last_sent(state: _NodeState | None, uuid: str,
             or state.generations.get(uuid) != generations.get(uuid)):
         return {}
     return state.sent.data(uuid).inventory
+
+
+def _check_provider(data: ProviderData) -> None:
+    """The backend contract's checks of everything one provider update writes."""
+    validation.check_provider_name(data.name)
+    validation.check_inventories(f"{data.uuid} ({data.name})", data.inventory)
+    validation.trait_set(data.traits)
 
 
 def _children_first(providers: Iterable[t.ResourceProvider]) -> list[str]:

@@ -144,6 +144,24 @@ class RtfApp(App):
             return 1
         return status
 
+    def prepare_to_run_command(self, cmd):
+        # A database failure the stores did not name (a read-only file, a
+        # dropped server) still reaches the operator as one line without
+        # SQL; --debug shows the SQLAlchemy exception as the cause.
+        take_action = cmd.take_action
+
+        def take_action_without_sql(parsed_args):
+            import sqlalchemy as sa
+
+            from rtframework import db
+
+            try:
+                return take_action(parsed_args)
+            except sa.exc.SQLAlchemyError as exc:
+                raise db.DatabaseError(f"database error: {db.describe(exc)}") from exc
+
+        cmd.take_action = take_action_without_sql
+
     def clean_up(self, cmd, result, err):
         self._error = err
         self._failed = bool(getattr(cmd, "failed", False))

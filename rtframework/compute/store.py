@@ -69,8 +69,9 @@ def sync_schema(conf: cfg.ConfigOpts) -> str | None:
     """Upgrade the compute records schema to the newest revision; returns it."""
     engine = db.engine_for(conf, "database")
     try:
-        db.upgrade(SCRIPT_LOCATION, engine, VERSION_TABLE)
-        return db.current_revision(SCRIPT_LOCATION, engine, VERSION_TABLE)
+        with db.opening(conf, "database"):
+            db.upgrade(SCRIPT_LOCATION, engine, VERSION_TABLE)
+            return db.current_revision(SCRIPT_LOCATION, engine, VERSION_TABLE)
     finally:
         engine.dispose()
 
@@ -103,14 +104,19 @@ class ComputeStore:
         """Open ``[database]``; upgrade the schema first when auto_sync is on."""
         engine = db.engine_for(conf, "database")
         try:
-            if conf.database.auto_sync:
-                db.upgrade(SCRIPT_LOCATION, engine, VERSION_TABLE)
-            else:
-                db.require_current(SCRIPT_LOCATION, engine, VERSION_TABLE, "compute records")
+            with db.opening(conf, "database"):
+                cls._open(conf, engine)
         except Exception:
             engine.dispose()
             raise
         return cls(engine)
+
+    @staticmethod
+    def _open(conf: cfg.ConfigOpts, engine: sa.Engine) -> None:
+        if conf.database.auto_sync:
+            db.upgrade(SCRIPT_LOCATION, engine, VERSION_TABLE)
+        else:
+            db.require_current(SCRIPT_LOCATION, engine, VERSION_TABLE, "compute records")
 
     def close(self) -> None:
         self.engine.dispose()

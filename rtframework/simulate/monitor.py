@@ -15,7 +15,7 @@ import collections
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from rtframework import invariants
@@ -56,14 +56,21 @@ class Monitor:
     """Checks in a thread until stopped; ``observations`` holds the results."""
 
     def __init__(self, snapshot: Callable[[], invariants.Snapshot], *, recheck_delay: float,
-                 interval: float = 0.0, counted_kinds: Iterable[str] | None = None) -> None:
+                 interval: float = 0.0,
+                 restarts: Callable[[], tuple[Mapping[str, int], set[str]]] | None = None,
+                 ) -> None:
         self._snapshot = snapshot
         self._recheck = recheck_delay
         self._interval = interval
-        # Kinds that count as violations (None: all); others are only logged.
-        self.counted_kinds = None if counted_kinds is None else frozenset(counted_kinds)
+        # () -> (host -> kills and starts so far, hosts down now), when hosts
+        # are killed: a finding about an instance whose host was being
+        # restarted while it was seen is left to the restart (and is found
+        # again if the restart does not settle it); every other finding of
+        # every kind counts.
+        self._restarts = restarts
         self.observations = Observations()
-        self.transient: collections.Counter = collections.Counter()  # kind -> n (not counted)
+        # kind -> findings about a host being restarted (not counted)
+        self.transient: collections.Counter = collections.Counter()
         self._stop = threading.Event()
         self._started = time.monotonic()
         self._previous: dict[str, tuple] = {}  # trusted observations
@@ -107,16 +114,21 @@ class Monitor:
 
     def check_once(self) -> list[invariants.Violation]:
         """One confirmed check; returns the violations it counted."""
+        before = self._restarts() if self._restarts else ({}, set())
         first = invariants.check_snapshot(self._take())
         self.observations.passes += 1
         if not first:
             return []
         time.sleep(self._recheck)
-        second = set(invariants.check_snapshot(self._take()))
+        snap = self._take()
+        second = set(invariants.check_snapshot(snap))
+        after = self._restarts() if self._restarts else ({}, set())
+        restarting = before[1] | after[1] | {
+            h for h, n in after[0].items() if before[0].get(h) != n}
         confirmed = [f for f in first if f in second]
         counted = []
         for finding in confirmed:
-            if self.counted_kinds is None or finding.kind in self.counted_kinds:
+            if not (restarting and _hosts_of(snap, finding) & restarting):
                 counted.append(finding)
                 self.observations.violations[finding] = \
                     self.observations.violations.get(finding, 0) + 1
@@ -124,3 +136,19 @@ class Monitor:
             else:
                 self.transient[finding.kind] += 1
         return counted
+
+
+def _hosts_of(snap: invariants.Snapshot, finding: invariants.Violation) -> set[str]:
+    """The hosts whose restart settles what ``finding`` is about: its
+    instance's host and both ends of the instance's unfinished moves."""
+    consumer = finding.consumer_uuid
+    if consumer is None:
+        return set()  # a provider's finding: nobody's restart excuses it
+    migration = snap.migrations.get(consumer)
+    instance_uuid = migration.instance_uuid if migration is not None else consumer
+    instance = snap.instances.get(instance_uuid)
+    hosts = {instance.host} if instance is not None and instance.host else set()
+    for m in snap.migrations.values():
+        if m.instance_uuid == instance_uuid and not m.finished:
+            hosts |= {h for h in (m.source_host, m.dest_host) if h}
+    return hosts

@@ -7,11 +7,14 @@ import prettytable
 from rtframework.simulate import ops
 from rtframework.simulate.runner import Result
 
-OUTCOMES = ("ok", "refused", "interrupted", "error")
+OUTCOMES = ("ok", "refused", "fault", "interrupted", "error")
+# Column titles: a fault is a dropped database connection under the
+# operation (its host then settles it); interrupted is cut short by a kill.
+TITLES = ("ok", "refused", "db fault", "killed", "error")
 
 
 def operations_table(result: Result) -> str:
-    table = prettytable.PrettyTable(["Operation", *OUTCOMES, "total"])
+    table = prettytable.PrettyTable(["Operation", *TITLES, "total"])
     table.align = "r"
     table.align["Operation"] = "l"
     for kind in ops.KINDS:
@@ -48,7 +51,11 @@ def summary_table(result: Result) -> str:
         rows[7:7] = [
             ("hosts killed (SIGKILL)", result.kills),
             ("generation bumps", result.bumps),
-            ("transient findings while hosts were down",
+            ("operations cut short by a kill",
+             ", ".join(f"{kind} {n}" for kind in ops.KINDS
+                       if (n := result.outcomes.get((kind, "interrupted"), 0)))
+             or "none"),
+            ("findings about a host being restarted (left to its restart)",
              ", ".join(f"{k} {n}" for k, n in sorted(result.transient.items())) or "none"),
         ]
     for row in rows:

@@ -78,7 +78,7 @@ def test_compute_run_once(rtf):
 @pytest.mark.parametrize("args,status,message", [
     (["boot", "x"], 2, "give the flavor"),
     (["boot", "x", "--resources", "VCPU"], 2, "--resources wants CLASS=AMOUNT"),
-    (["boot", "x", "--resources", "VCPUS=1"], 2, "'VCPUS' is neither"),
+    (["boot", "x", "--resources", "VCPUS=1"], 2, "invalid resource class 'VCPUS'"),
     (["boot", "x", "--flavor-vcpus", "5"], 1, "VCPU=5 exceeds max_unit 4"),
     (["boot", "x", "--flavor-vcpus", "1", "--host", "h9"], 1, "not in placement yet"),
     (["boot", "x", "--flavor-vcpus", "1", "--node", "n7"], 2, "has no node 'n7'"),

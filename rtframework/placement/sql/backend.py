@@ -8,10 +8,11 @@ capacity right between concurrent writers at READ COMMITTED.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import uuid as uuidlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 
 import sqlalchemy as sa
 from oslo_config import cfg
@@ -41,10 +42,21 @@ def sync_schema(conf: cfg.ConfigOpts) -> None:
     """Bring the placement database to the newest schema (``rtf db sync``)."""
     engine = db.engine_for(conf, GROUP)
     try:
-        with translated():
+        with _opening(conf):
             upgrade_schema(engine)
     finally:
         engine.dispose()
+
+
+@contextlib.contextmanager
+def _opening(conf: cfg.ConfigOpts) -> Iterator[None]:
+    """A database that cannot be opened is BackendUnavailable naming
+    ``[placement_database] connection``."""
+    try:
+        with db.opening(conf, GROUP):
+            yield
+    except db.DatabaseError as exc:
+        raise errors.BackendUnavailable(str(exc)) from exc.__cause__
 
 
 class SQLBackend(contract.PlacementBackend):
@@ -58,7 +70,7 @@ class SQLBackend(contract.PlacementBackend):
         super().__init__(conf)
         self.engine = db.engine_for(conf, GROUP)
         self.retries = conf.placement.conflict_retries
-        with translated():
+        with _opening(conf):
             if conf[GROUP].auto_sync:
                 upgrade_schema(self.engine)
             else:

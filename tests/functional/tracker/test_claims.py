@@ -76,8 +76,8 @@ def test_failed_spawn_removes_the_claim_and_marks_error(tracker):
 
 @pytest.mark.parametrize("resources,match", [
     ({}, "asks for no resources"),
-    ({"VCPUS": 1}, "'VCPUS' is neither"),
-    ({"VCPU": 0}, "positive integer"),
+    ({"VCPUS": 1}, "invalid resource class 'VCPUS'"),
+    ({"VCPU": 0}, "VCPU amount must be an integer from 1"),
 ])
 def test_bad_flavor_is_refused_before_anything_is_written(tracker, resources, match):
     with pytest.raises(InvalidFlavor, match=match):
