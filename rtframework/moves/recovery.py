@@ -17,9 +17,10 @@ by the recorded status, so that allocations end on exactly one side:
 * a finished evacuation whose source is this host: the source returned,
   so it removes its own half and closes the record, but only when the
   instance record places the instance elsewhere; an instance that lives
-  on this host again keeps what it holds here (its home needs it). This is the only rule here that removes a claim of an
-  instance the host does not run, and it applies only to a record that
-  says this host was the source.
+  on this host again keeps what it holds here (its home needs it). This
+  is the only rule here that removes a claim of an instance the host
+  does not run, and it applies only to a record that says this host was
+  the source.
 
 Steps are idempotent and compare-and-swap guarded, so both hosts of a
 move may reconcile it at the same time.
