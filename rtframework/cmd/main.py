@@ -44,10 +44,11 @@ def is_usage_error(exc: BaseException) -> bool:
     from rtframework.driver import DriverLoadError
     from rtframework.moves.errors import MoveError
     from rtframework.placement import errors as placement_errors
+    from rtframework.placement.backend import BackendLoadError
     from rtframework.tracker import InvalidFlavor, UnknownNode
 
-    usage = (rtconf.ConfigError, DriverLoadError, ValueError, compute_errors.NotFound,
-             compute_errors.AmbiguousInstance, compute_errors.InvalidValue,
+    usage = (rtconf.ConfigError, DriverLoadError, BackendLoadError, ValueError,
+             compute_errors.NotFound, compute_errors.AmbiguousInstance, compute_errors.InvalidValue,
              placement_errors.NotFound, placement_errors.InvalidRequest, InvalidFlavor,
              UnknownNode)
     if isinstance(exc, MoveError) and exc.__cause__ is not None:
