@@ -13,6 +13,7 @@ import pytest
 import sqlalchemy as sa
 
 from rtframework.cmd.main import main
+from tests.functional.placement.conftest import sql_backend  # noqa: F401
 
 BASE_INI = (
     "[DEFAULT]\nstate_path = {state}\nhost = h1\n"
