@@ -162,6 +162,7 @@ BAD_ANSWERS = [
 ]
 
 
+@pytest.mark.sqlite_only
 @pytest.mark.parametrize("status,ctype,body,call,names", BAD_ANSWERS,
                          ids=[f"{a[0]}-{a[1]}-{a[4]}" for a in BAD_ANSWERS])
 def test_answers_that_are_not_placement_are_one_line(conf, config, fake_placement, status,
@@ -182,6 +183,7 @@ def test_answers_that_are_not_placement_are_one_line(conf, config, fake_placemen
     assert "<body" not in message
 
 
+@pytest.mark.sqlite_only
 def test_a_malformed_provider_never_reaches_the_request_path(conf, config, fake_placement):
     _Answers.seen = []
     configure_http_backend(conf, config, fake_placement)
@@ -193,6 +195,7 @@ def test_a_malformed_provider_never_reaches_the_request_path(conf, config, fake_
     assert _Answers.seen == []
 
 
+@pytest.mark.sqlite_only
 def test_the_cli_says_in_one_line_what_a_remote_answered(tmp_path, fake_placement, capsys):
     from tests.functional.bad_input.conftest import Cloud, one_line
 
