@@ -24,11 +24,26 @@ from rtframework.compute import values as v
 LOG = logging.getLogger(__name__)
 
 
+@dataclass(frozen=True)
+class HostSample:
+    """One host's nodes at one snapshot, per resource class."""
+
+    used: Mapping[str, int]
+    capacity: Mapping[str, int]
+    # The part of ``used`` held for moves in flight (either half of a
+    # double claim: the instance or its migration consumer).
+    moving: Mapping[str, int]
+
+
 @dataclass
 class Observations:
     violations: dict[invariants.Violation, int] = field(default_factory=dict)  # -> times seen
     flips: collections.Counter = field(default_factory=collections.Counter)  # instance -> n
     samples: list[tuple[float, dict[str, int]]] = field(default_factory=list)  # (t, host->vcpu)
+    # (time.monotonic() of the snapshot, host -> HostSample)
+    timeline: list[tuple[float, dict[str, HostSample]]] = field(default_factory=list)
+    # (time.monotonic(), host, kind) of every counted violation
+    violation_marks: list[tuple[float, str, str]] = field(default_factory=list)
     passes: int = 0
     errors: int = 0
 
@@ -50,6 +65,33 @@ def vcpu_by_host(snap: invariants.Snapshot) -> dict[str, int]:
     for (host, _node), root in snap.node_roots.items():
         used[host] += int(snap.usages.get(root, {}).get("VCPU", 0))
     return dict(used)
+
+
+def host_samples(snap: invariants.Snapshot) -> dict[str, HostSample]:
+    """Used, capacity and move-held amounts per class of each host's nodes."""
+    host_of_root = {root: host for (host, _node), root in snap.node_roots.items()}
+    moving_consumers = set()
+    for m in snap.migrations.values():
+        if not m.finished:
+            moving_consumers |= {m.uuid, m.instance_uuid}
+    used: dict = collections.defaultdict(lambda: collections.defaultdict(int))
+    capacity: dict = collections.defaultdict(lambda: collections.defaultdict(int))
+    moving: dict = collections.defaultdict(lambda: collections.defaultdict(int))
+    for provider, root in snap.root_of.items():
+        host = host_of_root.get(root)
+        if host is None:
+            continue
+        for rc, inventory in snap.inventories.get(provider, {}).items():
+            capacity[host][rc] += int(inventory.capacity)
+            used[host][rc] += int(snap.usages.get(provider, {}).get(rc, 0))
+    for consumer in moving_consumers:
+        for provider, resources in snap.held.get(consumer, {}).items():
+            host = host_of_root.get(snap.root_of.get(provider, provider))
+            if host is not None:
+                for rc, amount in resources.items():
+                    moving[host][rc] += amount
+    return {host: HostSample(dict(used[host]), dict(capacity[host]), dict(moving[host]))
+            for host in set(host_of_root.values())}
 
 
 class Monitor:
@@ -98,6 +140,7 @@ class Monitor:
         snap = self._snapshot()
         obs = self.observations
         obs.samples.append((time.monotonic() - self._started, vcpu_by_host(snap)))
+        obs.timeline.append((snap.taken_at, host_samples(snap)))
         now = _resting(snap)
         # An observation counts once the next snapshot, whose records are
         # read after this one's allocations, shows the same record: no
@@ -132,10 +175,17 @@ class Monitor:
                 counted.append(finding)
                 self.observations.violations[finding] = \
                     self.observations.violations.get(finding, 0) + 1
+                for host in _hosts_of(snap, finding) | _provider_host(snap, finding) or {""}:
+                    self.observations.violation_marks.append((snap.taken_at, host, finding.kind))
                 LOG.error("invariant violated: %s", finding)
             else:
                 self.transient[finding.kind] += 1
         return counted
+
+
+def _provider_host(snap: invariants.Snapshot, finding: invariants.Violation) -> set[str]:
+    root = snap.root_of.get(finding.provider_uuid or "", finding.provider_uuid)
+    return {host for (host, _node), r in snap.node_roots.items() if r == root}
 
 
 def _hosts_of(snap: invariants.Snapshot, finding: invariants.Violation) -> set[str]:

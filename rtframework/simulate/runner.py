@@ -83,6 +83,8 @@ class Result:
     transient: collections.Counter = field(default_factory=collections.Counter)
     final: list[invariants.Violation] = field(default_factory=list)
     wall_time: float = 0.0
+    started_at: float = 0.0  # time.monotonic() at the start
+    kill_marks: list[tuple[float, str]] = field(default_factory=list)  # (monotonic, host)
 
     @property
     def violations(self) -> list[invariants.Violation]:
@@ -159,7 +161,7 @@ class Soak:
 
     # -- common --------------------------------------------------------------
     def run(self, progress: Callable[[ops.Op, str], None] | None = None) -> Result:
-        started = time.monotonic()
+        started = self.result.started_at = time.monotonic()
         with self._state_path() as state_path:
             self.settings = settings_for(self.options, state_path)
             self.conf = build_conf(self.settings)
@@ -389,6 +391,7 @@ class Soak:
         if proc.is_alive():
             os.kill(proc.pid, signal.SIGKILL)
             self.result.kills += 1
+            self.result.kill_marks.append((time.monotonic(), name))
         proc.join()
         self._pending.pop(name, None)
 

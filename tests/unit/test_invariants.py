@@ -225,3 +225,46 @@ def test_finding_details_name_the_numbers():
                                                             "x": {S: {"VCPU": 1}}}))
     assert "consumer x is neither an instance nor a migration and holds {root-s: VCPU=1}" in [
         f.detail for f in found]
+
+
+def _read(snap, seconds_after):
+    return dataclasses.replace(snap, read_at=NOW + datetime.timedelta(seconds=seconds_after))
+
+
+@pytest.mark.parametrize("record", [
+    instance(vm_state=v.BUILDING),
+    instance(task_state="resize_prep"),
+    instance(vm_state=v.SHELVED_OFFLOADED, task_state="unshelving"),
+], ids=["boot", "move start without its record", "unshelve"])
+def test_an_operation_left_unchanged_too_long_is_interrupted(record):
+    snap = snapshot([record])
+    assert "interrupted_operation" not in [f.kind for f in inv.check_snapshot(_read(snap, 59))]
+    found = [f for f in inv.check_snapshot(_read(snap, 60)) if f.kind == "interrupted_operation"]
+    assert [f.consumer_uuid for f in found] == ["i1"]
+    assert inv.check_snapshot(_read(snap, 0), stale_after=0) == inv.check_snapshot(
+        _read(snap, 60))
+
+
+def test_a_move_start_left_unchanged_too_long_is_interrupted():
+    snap = snapshot([instance(task_state="resize_prep")],
+                    [migration(status="pre-migrating")], held={"i1": {S: dict(F.resources)}})
+    assert inv.check_snapshot(_read(snap, 1)) == []
+    assert kinds(_read(snap, 61)) == [("interrupted_operation", "i1", None)]
+    settled = snapshot([instance()], [migration(status="confirmed")],
+                       held={"i1": {S: dict(F.resources)}})
+    assert inv.check_snapshot(_read(settled, 3600)) == []
+
+
+def test_the_soak_monitor_leaves_only_findings_about_a_restarting_host_aside():
+    from rtframework.simulate.monitor import Monitor
+
+    wrong = snapshot([instance(host="hs")], held={})  # missing_allocation of i1 on hs
+    down: set = set()
+    monitor = Monitor(lambda: wrong, recheck_delay=0, restarts=lambda: ({}, down))
+    assert [f.kind for f in monitor.check_once()] == ["missing_allocation"]
+    down.add("hs")
+    assert monitor.check_once() == []
+    assert monitor.transient == {"missing_allocation": 1}
+    down.clear()
+    down.add("hd")  # another host's restart excuses nothing here
+    assert [f.kind for f in monitor.check_once()] == ["missing_allocation"]

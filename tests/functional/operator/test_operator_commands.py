@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-import json
-
 import pytest
+
+from tests.functional.operator.conftest import as_json
 
 AGG1 = "6f9c8a1e-2d3b-4c5d-8e7f-0a1b2c3d4e51"
 AGG2 = "6f9c8a1e-2d3b-4c5d-8e7f-0a1b2c3d4e52"
 
 
-def _json(rtf, *args):
-    code, out, err = rtf(*args, "-f", "json")
-    assert code == 0, err
-    return json.loads(out)
+_json = as_json
 
 
 @pytest.fixture
@@ -56,8 +53,11 @@ def test_scheduler_skips_disabled_and_down_hosts(cloud):
     assert code == 1 and "no host has room" in err
     assert _json(cloud, "instances", "list")[0]["Host"] == "h1"
     assert _json(cloud, "migrations", "list", "--unfinished") == []
-    # A named host is taken as named, like Nova's forced destination.
-    assert _json(cloud, "migrate", "web", "--to", "h2")["Dest host"] == "h2"
+    # A named host passes the same rules (Nova's scheduler checks a
+    # requested destination too): refused, naming the host, nothing written.
+    code, _, err = cloud("migrate", "web", "--to", "h2")
+    assert code == 1 and "'h2' is disabled" in err
+    assert _json(cloud, "migrations", "list", "--unfinished") == []
 
 
 def test_forced_down_host_can_be_evacuated(cloud):
