@@ -43,29 +43,27 @@ def uuid(text: str) -> str:
     return str(uuidlib.UUID(text))
 
 
-def amount(text: str) -> int:
-    """A resource amount: an integer from 1 to 2**31-1."""
+def _integer(text: str, low: int) -> int:
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not an integer: {_shown(text)}") from None
-    if not 1 <= value <= t.MAX_INT:
-        raise argparse.ArgumentTypeError(f"must be from 1 to {t.MAX_INT}, got {value}")
+    if not low <= value <= t.MAX_INT:
+        raise argparse.ArgumentTypeError(f"must be from {low} to {t.MAX_INT}, got {value}")
     return value
 
 
-def positive(text: str) -> int:
-    return amount(text)
+def amount(text: str) -> int:
+    """A resource amount (or a limit): an integer from 1 to 2**31-1."""
+    return _integer(text, 1)
+
+
+positive = amount
 
 
 def generation(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {_shown(text)}") from None
-    if not 0 <= value <= t.MAX_INT:
-        raise argparse.ArgumentTypeError(f"must be from 0 to {t.MAX_INT}, got {value}")
-    return value
+    """A provider generation: an integer from 0 to 2**31-1."""
+    return _integer(text, 0)
 
 
 def migration_status(text: str) -> str:
