@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 
 import pytest
@@ -141,3 +142,46 @@ def test_an_unfinished_migration_of_a_deleted_instance_holds_nothing():
     found = inv.check_snapshot(snap)
     assert [(f.kind, f.consumer_uuid) for f in found] == [("leaked_migration_consumer", "m1")]
     assert "its instance is deleted" in found[0].detail
+
+
+def _read(snap, seconds_after):
+    return dataclasses.replace(snap, read_at=NOW + datetime.timedelta(seconds=seconds_after))
+
+
+@pytest.mark.parametrize("record", [
+    instance(vm_state=v.BUILDING),
+    instance(task_state="resize_prep"),
+    instance(vm_state=v.SHELVED_OFFLOADED, task_state="unshelving"),
+], ids=["boot", "move start without its record", "unshelve"])
+def test_an_operation_left_unchanged_too_long_is_interrupted(record):
+    snap = snapshot([record])
+    assert "interrupted_operation" not in [f.kind for f in inv.check_snapshot(_read(snap, 59))]
+    found = [f for f in inv.check_snapshot(_read(snap, 60)) if f.kind == "interrupted_operation"]
+    assert [f.consumer_uuid for f in found] == ["i1"]
+    assert inv.check_snapshot(_read(snap, 0), stale_after=0) == inv.check_snapshot(
+        _read(snap, 60))
+
+
+def test_a_move_start_left_unchanged_too_long_is_interrupted():
+    snap = snapshot([instance(task_state="resize_prep")],
+                    [migration(status="pre-migrating")], held={"i1": {S: dict(F.resources)}})
+    assert inv.check_snapshot(_read(snap, 1)) == []
+    assert kinds(_read(snap, 61)) == [("interrupted_operation", "i1", None)]
+    settled = snapshot([instance()], [migration(status="confirmed")],
+                       held={"i1": {S: dict(F.resources)}})
+    assert inv.check_snapshot(_read(settled, 3600)) == []
+
+
+def test_the_soak_monitor_leaves_only_findings_about_a_restarting_host_aside():
+    from rtframework.simulate.monitor import Monitor
+
+    wrong = snapshot([instance(host="hs")], held={})  # missing_allocation of i1 on hs
+    down: set = set()
+    monitor = Monitor(lambda: wrong, recheck_delay=0, restarts=lambda: ({}, down))
+    assert [f.kind for f in monitor.check_once()] == ["missing_allocation"]
+    down.add("hs")
+    assert monitor.check_once() == []
+    assert monitor.transient == {"missing_allocation": 1}
+    down.clear()
+    down.add("hd")  # another host's restart excuses nothing here
+    assert [f.kind for f in monitor.check_once()] == ["missing_allocation"]
