@@ -104,7 +104,7 @@ def analyze(url: str) -> None:
         if engine.dialect.name == "postgresql":
             with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
                 conn.exec_driver_sql("ANALYZE")
-        elif engine.dialect.name == "mysql":
+        elif engine.dialect.name in db.MYSQL_BACKENDS:
             with db.transaction(engine) as conn:
                 for table in ("resource_providers", "inventories", "allocations", "consumers"):
                     conn.exec_driver_sql(f"ANALYZE TABLE {table}")

@@ -103,10 +103,42 @@ def create_engine(url: str, pool_size: int = 5, max_overflow: int = 10) -> sa.En
         # of providers is costed above jit_above_cost, and compiling it
         # then takes longer (~40 ms) than running it.
         kwargs["connect_args"] = {"options": "-c jit=off"}
-    if parsed.get_backend_name() == "mysql":
-        kwargs["isolation_level"] = "READ COMMITTED"
-        kwargs["pool_recycle"] = 3600
+    if parsed.get_backend_name() in MYSQL_BACKENDS:
+        return _mysql_engine(parsed, kwargs)
     return sa.create_engine(url, **kwargs)
+
+
+# mysql+pymysql:// and mariadb+pymysql:// URLs: the same server settings.
+MYSQL_BACKENDS = ("mysql", "mariadb")
+# What every session runs with, whatever the server's defaults: strict
+# mode (an over-long or invalid value is an error, never silently cut, as
+# oslo.db sets it) and case- and accent-sensitive comparisons of the
+# connection's strings (names and uuids are compared byte for byte).
+MYSQL_SQL_MODE = "TRADITIONAL"
+MYSQL_CHARSET, MYSQL_COLLATION = "utf8mb4", "utf8mb4_bin"
+
+
+def _mysql_engine(parsed: sa.URL, kwargs: dict) -> sa.Engine:
+    # READ COMMITTED: the compare-and-swap writes re-read committed rows
+    # (see placement.sql.allocations); REPEATABLE READ would hold stale
+    # snapshots and deadlock more. The server closes idle connections after
+    # wait_timeout (8 h by default): recycle well before.
+    kwargs["isolation_level"] = "READ COMMITTED"
+    kwargs["pool_recycle"] = 3600
+    if "charset" not in parsed.query:
+        parsed = parsed.update_query_dict({"charset": MYSQL_CHARSET})
+    engine = sa.create_engine(parsed, **kwargs)
+    binary = parsed.query["charset"] == MYSQL_CHARSET
+
+    @sa.event.listens_for(engine, "connect")
+    def _mysql_connect(dbapi_conn, _record):
+        cursor = dbapi_conn.cursor()
+        cursor.execute(f"SET SESSION sql_mode = '{MYSQL_SQL_MODE}'")
+        if binary:
+            cursor.execute(f"SET NAMES {MYSQL_CHARSET} COLLATE {MYSQL_COLLATION}")
+        cursor.close()
+
+    return engine
 
 
 def engine_for(conf: cfg.ConfigOpts, group: str) -> sa.Engine:
@@ -171,7 +203,7 @@ def schema_lock(engine: sa.Engine, version_table: str) -> Iterator[None]:
                     yield
                 finally:
                     conn.execute(sa.text("SELECT pg_advisory_unlock(:k)"), {"k": number})
-        elif backend == "mysql":
+        elif backend in MYSQL_BACKENDS:
             # GET_LOCK names are at most 64 characters.
             name = "rtf-schema-" + hashlib.sha256(key.encode()).hexdigest()[:40]
             with engine.connect() as conn:

@@ -7,8 +7,8 @@ import sqlalchemy as sa
 
 from rtframework import db
 
-_DRIVER_EXTRA = {"postgresql": "postgresql", "mysql": "mysql"}
-_SERVERS = ("postgresql", "mysql")
+_DRIVER_EXTRA = {"postgresql": "postgresql", "mysql": "mysql", "mariadb": "mysql"}
+_SERVERS = ("postgresql", *db.MYSQL_BACKENDS)
 # MySQL: unknown database, or access denied to it (which a user without
 # rights gets whether it exists or not; creating it then says what to run).
 _MYSQL_MISSING = (1049, 1044)
