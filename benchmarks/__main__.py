@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import datetime
 import json
 import os
 import platform
+import subprocess
 import sys
 import tempfile
 import time
@@ -80,11 +82,13 @@ def render(report: Report) -> str:
 
     parts = []
     for bench in dict.fromkeys(f.bench for f in report.figures):
-        table = PrettyTable(["engine", "case", "value", "unit", "detail"], align="l")
+        table = PrettyTable(["engine", "case", "value", "min-max", "unit", "detail"],
+                            align="l")
         table.align["value"] = "r"
         table.title = bench
         for f in (f for f in report.figures if f.bench == bench):
-            table.add_row([f.engine, f.case, _fmt(f.value), f.unit, f.detail])
+            rounds = "" if f.low is None else f"{_fmt(f.low)}-{_fmt(f.high)}"
+            table.add_row([f.engine, f.case, _fmt(f.value), rounds, f.unit, f.detail])
         parts.append(table.get_string())
     if report.verdicts:
         table = PrettyTable(["benchmark", "engine", "target", "measured", "verdict"], align="l")
@@ -102,6 +106,7 @@ def run(args: argparse.Namespace) -> tuple[Report, str]:
     report = Report()
     if not with_placement:
         report.notes.append("OpenStack Placement skipped (--no-placement, or openstack-placement "
+                            "or gunicorn "
                             "not installed): no comparisons with it in this run.")
     started = datetime.datetime.now(datetime.timezone.utc)
     with tempfile.TemporaryDirectory(prefix="rtf-bench-", dir=args.work_dir) as work_dir:
@@ -125,11 +130,9 @@ def run(args: argparse.Namespace) -> tuple[Report, str]:
 def _start_placement(stack: contextlib.ExitStack, engine: str,
                      work_dir: str) -> env.BackgroundPlacement:
     """One Placement per engine, shared by the benchmarks, on its own
-    database. It serves concurrent requests on a server database and one
-    at a time on SQLite, where concurrent writers in one Placement process
-    fail with "database is locked"."""
+    database, served as ``env.placement_serving`` says."""
     started = env.BackgroundPlacement(os.path.join(work_dir, f"{engine}-placement"), engine,
-                                      threaded=engine != "sqlite")
+                                      env.placement_serving(engine))
     stack.callback(started.close)
     return started
 
@@ -145,8 +148,7 @@ def _placement_server(report: Report, engine: str, started: env.BackgroundPlacem
         if not any(n.startswith(note) for n in report.notes):
             report.notes.append(f"{note}: {str(exc).splitlines()[0]}")
         return None
-    mode = "threaded" if engine != "sqlite" else "single-threaded"
-    note = f"Placement on {engine}: {mode} WSGI server on its own database"
+    note = f"Placement on {engine}: {server.serving.describe()}, on its own database"
     if note not in " ".join(report.notes):
         report.notes.append(f"{note}, up {time.perf_counter() - began:.1f}s after the start "
                             "of this engine's run (db sync included).")
@@ -171,15 +173,31 @@ def _write_json(report: Report, args, started: datetime.datetime, with_placement
     path = os.path.join(args.results_dir, started.strftime("%Y%m%dT%H%M%SZ") + ".json")
     document = {
         "started": started.isoformat(),
+        "commit": _commit(),
         "options": {"quick": args.quick, "engines": args.engines, "only": args.only,
                     "placement": with_placement},
+        "placement_serving": {engine: dataclasses.asdict(env.placement_serving(engine))
+                              for engine in args.engines} if with_placement else {},
         "machine": {"python": platform.python_version(), "platform": platform.platform(),
-                    "cpus": os.cpu_count()},
+                    "cpus": os.cpu_count(), "load_average": list(os.getloadavg())},
         **report.to_json(),
     }
     with open(path, "w") as f:
         json.dump(document, f, indent=2)
     return path
+
+
+def _commit() -> str:
+    """The checkout's commit (with ``+dirty`` for local changes), or ''."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    try:
+        head = subprocess.run(["git", "-C", here, "rev-parse", "HEAD"], capture_output=True,
+                              text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", here, "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return ""
+    return head + ("+dirty" if dirty else "")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

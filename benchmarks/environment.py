@@ -19,15 +19,17 @@ from oslo_config import cfg
 from rtframework import conf as rtconf
 from rtframework.placement.backend import PlacementBackend, load_backend
 from tests.fixtures import databases
-from tests.fixtures.placement_server import PlacementServer, running_placement
+from tests.fixtures.placement_server import PlacementServer, Serving, running_placement
 
 ENGINES = databases.ENGINES
 
 
 def placement_available() -> bool:
-    """Whether openstack-placement is installed in this interpreter."""
+    """Whether openstack-placement and gunicorn, which serves it, are
+    installed in this interpreter."""
     try:
-        import placement  # noqa: F401 - only checking it is importable
+        import gunicorn  # noqa: F401 - only checking it is importable
+        import placement  # noqa: F401
     except ImportError:
         return False
     return True
@@ -41,11 +43,26 @@ def database(engine: str, work_dir: str) -> Iterator[str]:
         yield url
 
 
+# Threads per gunicorn worker: with one worker per core, enough request
+# slots for the largest number of benchmark clients (8) on 2 cores.
+PLACEMENT_THREADS = 4
+
+
+def placement_serving(engine: str) -> Serving:
+    """Placement as operators serve it: gunicorn, one worker process per
+    core, threads, a DB connection per thread. On SQLite one worker and one
+    thread: concurrent Placement writers there fail with "database is
+    locked", so nobody serves it otherwise."""
+    if engine == "sqlite":
+        return Serving("gunicorn", workers=1, threads=1)
+    return Serving("gunicorn", workers=os.cpu_count() or 1, threads=PLACEMENT_THREADS)
+
+
 @contextlib.contextmanager
-def placement(work_dir: str, engine: str, threaded: bool) -> Iterator[PlacementServer]:
+def placement(work_dir: str, engine: str, serving: Serving) -> Iterator[PlacementServer]:
     """OpenStack Placement on its own temporary database of ``engine``."""
     os.makedirs(work_dir, exist_ok=True)
-    with running_placement(work_dir, engine, threaded=threaded) as server:
+    with running_placement(work_dir, engine, serving) as server:
         yield server
 
 
@@ -53,17 +70,17 @@ class BackgroundPlacement:
     """Placement started on a thread, so that a smoke run can do its
     Placement-free work meanwhile; ``server()`` waits until it is up."""
 
-    def __init__(self, work_dir: str, engine: str, threaded: bool) -> None:
+    def __init__(self, work_dir: str, engine: str, serving: Serving) -> None:
         self._ready, self._stop = threading.Event(), threading.Event()
         self._server: PlacementServer | None = None
         self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._serve, args=(work_dir, engine, threaded),
+        self._thread = threading.Thread(target=self._serve, args=(work_dir, engine, serving),
                                         daemon=True)
         self._thread.start()
 
-    def _serve(self, work_dir: str, engine: str, threaded: bool) -> None:
+    def _serve(self, work_dir: str, engine: str, serving: Serving) -> None:
         try:
-            with placement(work_dir, engine, threaded) as server:
+            with placement(work_dir, engine, serving) as server:
                 self._server = server
                 self._ready.set()
                 self._stop.wait()

@@ -2,24 +2,22 @@
 
 For one series (a system, engine and case) the cost of one operation at
 the largest size is divided by its cost at the smallest size. The verdict
-is "linear or better" when that ratio is at most the ratio of the sizes:
+is "linear or better" when that ratio is at most the ratio of the sizes.
+Claims are judged by their throughput scaling instead (see claims.py).
 
-* claims: a client's time per cycle (K / cycles per second), size = K
-  clients -- linear means the total rate does not fall as clients are added;
 * candidates: p50 latency of one request, size = providers;
 * periodic: one pass's wall time and backend reads, size = instances.
 """
 
 from __future__ import annotations
 
-from benchmarks import candidates, claims, periodic
+from benchmarks import candidates, periodic
 from benchmarks.results import Figure, Report, Verdict
 
 BENCH = "growth"
 
 
-def _series(report: Report, bench: str, engine: str, label: str, sizes, cost_case,
-            per_item=lambda size, value: value) -> None:
+def _series(report: Report, bench: str, engine: str, label: str, sizes, cost_case) -> None:
     small, large = min(sizes), max(sizes)
     first = report.find(bench, engine, cost_case(small))
     last = report.find(bench, engine, cost_case(large))
@@ -32,7 +30,7 @@ def _series(report: Report, bench: str, engine: str, label: str, sizes, cost_cas
             BENCH, engine, f"{case}: cost ratio <= size ratio {size_ratio:g} (linear or better)",
             "not measured: over the per-call budget", False))
         return
-    ratio = per_item(large, last.value) / per_item(small, first.value)
+    ratio = last.value / first.value
     report.figures.append(Figure(BENCH, engine, case, ratio, "x",
                                  f"size ratio {size_ratio:g}"))
     report.verdicts.append(Verdict(
@@ -46,11 +44,6 @@ def summarise(report: Report, engines, quick: bool) -> Report:
     out.figures, out.verdicts = [], []
     scratch = Report(figures=list(report.figures))
     for engine in engines:
-        plan = claims.sizes(quick)
-        for system in ("sql", "placement"):
-            _series(scratch, claims.BENCH, engine, f"{system} time per cycle",
-                    plan["clients"], lambda k, s=system: f"K={k} {s}",
-                    per_item=lambda k, rate: k / rate if rate else float("inf"))
         providers = candidates.sizes(quick)["providers"]
         for case, _query in candidates.cases():
             for system in ("sql", "placement"):

@@ -18,6 +18,9 @@ class Figure:
     value: float
     unit: str
     detail: str = ""
+    # The smallest and largest round behind a median, where there were rounds.
+    low: float | None = None
+    high: float | None = None
 
 
 @dataclass(frozen=True)
@@ -74,3 +77,9 @@ def percentile(samples: Sequence[float], q: float) -> float:
 
 def median(samples: Sequence[float]) -> float:
     return statistics.median(samples)
+
+
+def spread(samples: Sequence[float]) -> float:
+    """(max - min) / median of the rounds: 0.1 means they lie within 10%."""
+    middle = median(samples)
+    return (max(samples) - min(samples)) / middle if middle else float("inf")

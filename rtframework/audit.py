@@ -10,11 +10,11 @@ generation; :func:`heal` (``rtf heal``) re-claims the flavor of an ACTIVE
 instance that holds nothing. Both record what they change in the
 allocation history (who: ``audit`` / ``heal`` unless told otherwise).
 
-``check_move_invariants`` covers moves only:
+``check_move_invariants`` covers moves only, one read per consumer:
 
-* while a move runs (migrating, running, finished) both of its halves are
-  held exactly as its claim strategy says (a heal that deleted one shows
-  up here as a missing claim);
+* an unfinished move's instance and migration consumers hold one of the
+  states the reference model (:mod:`rtframework.reference`) allows for its
+  status (a heal that deleted a half shows up here as a missing claim);
 * a migration that ended holds nothing under its own uuid (no leaked
   migration consumer);
 * a deleted instance holds nothing.
@@ -27,10 +27,11 @@ from dataclasses import dataclass
 
 from oslo_config import cfg
 
-from rtframework import history, invariants, retry
+from rtframework import history, invariants, reference, retry
+from rtframework.compute import errors as cerrors
 from rtframework.compute import values as v
 from rtframework.compute.store import ComputeStore
-from rtframework.moves import claims, common, state
+from rtframework.moves import claims
 from rtframework.placement import errors as perrors
 from rtframework.placement import types as t
 from rtframework.placement.backend import PlacementBackend
@@ -41,10 +42,6 @@ MISSING_MOVE_CLAIM = "missing_move_claim"
 UNEXPECTED_MOVE_CLAIM = "unexpected_move_claim"
 LEAKED_MIGRATION_CONSUMER = "leaked_migration_consumer"
 DELETED_INSTANCE_HOLDS = "deleted_instance_holds"
-
-# Statuses in which a move certainly holds both halves; the ones in
-# between (pre-migrating, confirming, ...) may be on either side of a write.
-HOLDING_STATUSES = frozenset({state.MIGRATING, state.RUNNING, state.FINISHED})
 
 
 @dataclass(frozen=True)
@@ -60,26 +57,31 @@ class Finding:
 
 
 def check_move_invariants(
-    backend: PlacementBackend, store: ComputeStore, conf: cfg.ConfigOpts
+    backend: PlacementBackend, store: ComputeStore, conf: cfg.ConfigOpts | None = None
 ) -> list[Finding]:
-    """Everything that is wrong with the claims of moves, in record order."""
-    ctx = common.MoveContext(conf, backend, store)
+    """Everything that is wrong with the claims of moves, in record order,
+    judged by the reference model (:mod:`rtframework.reference`)."""
     findings: list[Finding] = []
+    roots: dict[str, str] = {}
     for migration in store.list_migrations():
         if migration.finished:
             findings += _leaked(backend, migration)
-        elif migration.status in HOLDING_STATUSES and migration.dest_node:
-            findings += _halves(ctx, migration)
+        else:
+            findings += _halves(backend, store, migration, roots)
     for instance in store.list_instances(vm_states=[v.DELETED]):
-        held = claims.normalized(backend.get_consumer_allocations(instance.uuid).allocations)
+        held = _held(backend, instance.uuid)
         if held:
             findings.append(Finding(DELETED_INSTANCE_HOLDS, instance.uuid,
                                     f"deleted instance {instance.uuid} still holds {held}"))
     return findings
 
 
+def _held(backend: PlacementBackend, consumer: str) -> reference.Alloc:
+    return reference.add(backend.get_consumer_allocations(consumer).allocations)
+
+
 def _leaked(backend: PlacementBackend, migration: v.Migration) -> list[Finding]:
-    held = claims.normalized(backend.get_consumer_allocations(migration.uuid).allocations)
+    held = _held(backend, migration.uuid)
     if not held:
         return []
     return [Finding(
@@ -89,22 +91,55 @@ def _leaked(backend: PlacementBackend, migration: v.Migration) -> list[Finding]:
         migration_uuid=migration.uuid)]
 
 
-def _halves(ctx: common.MoveContext, migration: v.Migration) -> list[Finding]:
-    move = common.claim_for(ctx, migration)
-    expected = claims.STRATEGIES[migration.claim_strategy](ctx.backend).holding(move)
+def _node_root(store: ComputeStore, host: str | None, node: str | None) -> str | None:
+    if not host or not node:
+        return None
+    try:
+        return store.node_root_uuid(host, node)
+    except cerrors.ComputeNodeNotFound:
+        return None  # the node is gone: nothing may be held on it
+
+
+def _root_of(backend: PlacementBackend, provider: str, roots: dict[str, str]) -> str:
+    if provider not in roots:
+        try:
+            roots[provider] = backend.get_provider(provider).root_uuid or provider
+        except perrors.ProviderNotFound:
+            roots[provider] = provider
+    return roots[provider]
+
+
+def _halves(backend: PlacementBackend, store: ComputeStore, migration: v.Migration,
+            roots: dict[str, str]) -> list[Finding]:
+    instance = store.get_instance(migration.instance_uuid)
+    allowed = reference.in_move(
+        migration.migration_type, migration.claim_strategy, migration.status,
+        source_root=_node_root(store, migration.source_host, migration.source_node),
+        dest_root=_node_root(store, migration.dest_host, migration.dest_node),
+        f_old=migration.old_flavor.resources, f_new=migration.new_flavor.resources,
+        instance_deleted=instance.vm_state == v.DELETED)
+    have = {}
+    for consumer in (instance.uuid, migration.uuid):
+        held = _held(backend, consumer)
+        have[consumer] = reference.by_root(
+            held, {p: _root_of(backend, p, roots) for p in held})
+    if any(h.matches(have[instance.uuid], have[migration.uuid]) for h in allowed):
+        return []
+    best = reference.nearest(allowed, have[instance.uuid], have[migration.uuid]) \
+        or reference.NOTHING
     found = []
-    for consumer, wanted in expected.items():
-        held = claims.normalized(ctx.backend.get_consumer_allocations(consumer).allocations)
-        for provider in sorted(set(wanted) | set(held)):
-            want, have = wanted.get(provider, {}), held.get(provider, {})
-            if want == have:
+    for consumer, wanted in ((instance.uuid, best.instance), (migration.uuid, best.migration)):
+        for provider in sorted(set(wanted) | set(have[consumer])):
+            want, got = wanted.get(provider, {}), have[consumer].get(provider, {})
+            if want == got:
                 continue
-            short = {rc: n for rc, n in want.items() if have.get(rc, 0) < n}
+            short = {rc: n for rc, n in want.items() if got.get(rc, 0) < n}
             kind = MISSING_MOVE_CLAIM if short else UNEXPECTED_MOVE_CLAIM
             found.append(Finding(
                 kind, consumer,
                 f"{migration.migration_type} {migration.uuid} is {migration.status}: consumer "
-                f"{consumer} should hold {want} on provider {provider} but holds {have}",
+                f"{consumer} should hold {want} on provider {provider} but holds {got} "
+                f"(allowed: {' or '.join(h.name for h in allowed) or 'nothing'})",
                 provider_uuid=provider, migration_uuid=migration.uuid))
     return found
 

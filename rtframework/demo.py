@@ -167,7 +167,10 @@ STEPS: list[Step] = [
     Step("Healing: only what the host owns and has lost", _heal),
     Step("Boot app-1, cold migrate it, then confirm", demo_moves.migrate_and_confirm),
     Step("Resize app-1, then revert", demo_moves.resize_and_revert),
+    Step("Live-migrate app-1", demo_moves.live_migrate),
     Step("Resize app-1 on its own host, confirm, delete it", demo_moves.same_host_resize),
+    Step("host-c goes down: evacuate batch-1, host-c returns",
+         demo_moves.evacuate_from_a_down_host),
 ]
 
 

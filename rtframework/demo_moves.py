@@ -8,7 +8,7 @@ while the move holds both sides, to show that no heal undoes it.
 from __future__ import annotations
 
 from rtframework.compute.values import Flavor
-from rtframework.moves import migrate, resize
+from rtframework.moves import evacuate, live, migrate, recovery, resize
 from rtframework.moves.common import MoveContext
 from rtframework.tracker import format_resources
 
@@ -29,13 +29,25 @@ def _usages(cluster, when: str, *hosts: str) -> None:
         cluster.say(f"  {when:<7} {host}: {format_resources(used) or 'nothing'}")
 
 
-def _moving(cluster, migration) -> None:
-    """Show both halves, then let every host's periodic run try to undo them."""
+WHY_BOTH_HALVES = (
+    "Why both halves must survive the other host's heal: until the move is "
+    "confirmed or reverted nobody knows which host keeps the instance. The "
+    "source must keep its half so that a revert (or a failed live migration) "
+    "finds its room still there instead of handed to another boot; the "
+    "destination must keep its half because the guest is already being built "
+    "there. A heal that removed the half it does not \"own\" would turn a move "
+    "into an overcommitted host or a lost instance, so each host heals only "
+    "instances it owns that are deleted or shelved, never one that is moving."
+)
+
+
+def _moving(cluster, migration, *up_hosts: str) -> None:
+    """Show both halves, then let every (up) host's periodic run try to undo them."""
     cluster.say(f"{migration.migration_type} {migration.uuid}: {migration.source_host} -> "
                 f"{migration.dest_host}, {migration.status} ({migration.claim_strategy} claim)")
     hosts = sorted({migration.source_host, migration.dest_host})
     _usages(cluster, "during", *hosts)
-    cluster.periodic()
+    cluster.periodic(*up_hosts)
     _usages(cluster, "still", *hosts)
 
 
@@ -47,6 +59,7 @@ def migrate_and_confirm(cluster) -> None:
     _usages(cluster, "before", *sorted(cluster.trackers))
     migration = migrate.migrate(ctx, NAME)
     _moving(cluster, migration)
+    cluster.say(WHY_BOTH_HALVES)
     resize.confirm(ctx, migration.uuid)
     resize.confirm(ctx, migration.uuid)
     cluster.say("confirmed (twice: the second changes nothing); the source half is gone")
@@ -78,3 +91,35 @@ def same_host_resize(cluster) -> None:
     cluster.trackers[host].delete(NAME)
     cluster.say(f"deleted {NAME}")
     _usages(cluster, "after", host)
+
+
+def live_migrate(cluster) -> None:
+    """Live-migrate app-1 while every host's periodic runs, then complete it."""
+    ctx = _ctx(cluster)
+    source = cluster.store.lookup_instance(NAME).host
+    migration = live.start(ctx, NAME)
+    _moving(cluster, migration)
+    live.complete(ctx, migration.uuid)
+    cluster.say(f"completed: {NAME} runs on {migration.dest_host}; the source half is gone")
+    _usages(cluster, "after", source, migration.dest_host)
+
+
+EVACUATED = "batch-1"
+
+
+def evacuate_from_a_down_host(cluster) -> None:
+    """host-c goes down; batch-1 is rebuilt elsewhere; host-c cleans up on return."""
+    ctx = _ctx(cluster)
+    source = cluster.store.lookup_instance(EVACUATED).host
+    cluster.store.set_forced_down(source, True)
+    cluster.say(f"{source} is down (forced down, as after fencing a dead host)")
+    migration = evacuate.evacuate(ctx, EVACUATED)
+    up = sorted(h for h in cluster.trackers if h != source)
+    _moving(cluster, migration, *up)
+    cluster.say(f"{source} cannot give its half back while it is down; the others leave it be")
+    cluster.store.set_forced_down(source, False)
+    for done in recovery.reconcile(ctx, source):
+        cluster.say(f"{source} is back: {done.migration_type} of {EVACUATED} was "
+                    f"{done.old_status}: {done.action}")
+    cluster.periodic(source)
+    _usages(cluster, "after", source, migration.dest_host)

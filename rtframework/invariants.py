@@ -2,14 +2,15 @@
 
 :func:`check` reports every violation of:
 
-1. an ACTIVE instance that is not in a move holds exactly its flavor on its
-   own node's provider tree and nothing anywhere else (``missing_allocation``,
-   ``wrong_allocation``, ``multi_host_allocation``; the last also for other
-   live instances that are not moving);
-2. an instance in a move holds source and destination as the claim strategy
-   of its migration record says (``missing_move_claim``,
-   ``unexpected_move_claim``; a move between the two writes of a step is only
-   required to stay within its source and destination trees);
+1. an instance that is not in a move holds what the reference model
+   (:mod:`rtframework.reference`) allows for its vm_state and task_state:
+   an idle ACTIVE one exactly its flavor on its own node's tree, nothing
+   anywhere else (``missing_allocation``, ``wrong_allocation``,
+   ``multi_host_allocation``);
+2. an instance in a move and its migration consumer hold one of the states
+   the reference model allows for the move's kind, claim strategy and
+   status (``missing_move_claim``, ``unexpected_move_claim``, measured
+   against the nearest allowed state);
 3. no provider's usage exceeds (total - reserved) * allocation_ratio
    (``over_capacity``);
 4. DELETED and SHELVED_OFFLOADED instances hold nothing
@@ -37,9 +38,9 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from rtframework import reference
 from rtframework.compute import values as v
 from rtframework.compute.store import ComputeStore
-from rtframework.moves import claims
 from rtframework.placement import errors as perrors
 from rtframework.placement import types as t
 from rtframework.placement.backend import PlacementBackend
@@ -59,10 +60,6 @@ USAGE_MISMATCH = "usage_mismatch"
 KINDS = (MISSING_ALLOCATION, WRONG_ALLOCATION, MULTI_HOST_ALLOCATION, MISSING_MOVE_CLAIM,
          UNEXPECTED_MOVE_CLAIM, OVER_CAPACITY, DELETED_INSTANCE_HOLDS, SHELVED_INSTANCE_HOLDS,
          LEAKED_MIGRATION_CONSUMER, ORPHAN, USAGE_MISMATCH)
-
-# Statuses in which a move certainly holds both halves; in the others
-# (pre-migrating, confirming, ...) it may be on either side of a write.
-HOLDING_STATUSES = frozenset({"migrating", "running", "finished", "post-migrating"})
 
 Alloc = dict[str, dict[str, int]]
 
@@ -131,7 +128,7 @@ def check_snapshot(snap: Snapshot) -> list[Violation]:
         if moves:
             for migration in moves:
                 found += _move(snap, instance, migration)
-        elif instance.task_state is None:
+        else:
             found += _resting(snap, instance)
     found += _providers(snap)
     return found
@@ -176,7 +173,8 @@ def _consumers(snap: Snapshot) -> list[Violation]:
             found.append(Violation(ORPHAN, consumer, None,
                                    f"consumer {consumer} is neither an instance nor a "
                                    f"migration and holds {_fmt(alloc)}"))
-        elif instance.vm_state in (v.DELETED, v.SHELVED_OFFLOADED):
+        elif instance.vm_state == v.DELETED or (
+                instance.vm_state == v.SHELVED_OFFLOADED and instance.task_state is None):
             kind = DELETED_INSTANCE_HOLDS if instance.vm_state == v.DELETED \
                 else SHELVED_INSTANCE_HOLDS
             found.append(Violation(kind, consumer, None,
@@ -190,87 +188,80 @@ def _tree_of(snap: Snapshot, host: str | None, node: str | None) -> str | None:
 
 
 def _resting(snap: Snapshot, instance: v.Instance) -> list[Violation]:
-    """Invariant 1: an instance not in a move."""
-    if instance.vm_state in (v.DELETED, v.SHELVED_OFFLOADED, v.BUILDING):
-        return []
+    """Invariant 1: an instance not in a move holds what the reference
+    model allows for its vm_state and task_state."""
+    if instance.vm_state in v.GONE_VM_STATES and instance.task_state is None:
+        return []  # invariant 4 covers what it still holds
     held = snap.held.get(instance.uuid, {})
     own = _tree_of(snap, instance.host, instance.node)
+    allowed = reference.at_rest(instance.vm_state, instance.task_state, own,
+                                instance.flavor.resources)
+    have = reference.by_root(held, snap.root_of)
+    if any(h.matches(have, {}) for h in allowed):
+        return []
     found = []
     outside = {p: r for p, r in held.items() if snap.root_of.get(p) != own}
+    state = instance.vm_state + (f" ({instance.task_state})" if instance.task_state else "")
     if outside:
         found.append(Violation(
             MULTI_HOST_ALLOCATION, instance.uuid, sorted(outside)[0],
-            f"{instance.vm_state} instance {instance.uuid} ({instance.name}) of "
+            f"{state} instance {instance.uuid} ({instance.name}) of "
             f"{instance.host}/{instance.node} is not moving but holds {_fmt(outside)} "
             "outside its own node's tree"))
-    if instance.vm_state != v.ACTIVE:
-        return found
-    inside = claims.summed({p: r for p, r in held.items() if p not in outside})
-    total: dict[str, int] = {}
-    for resources in inside.values():
-        for rc, n in resources.items():
-            total[rc] = total.get(rc, 0) + n
+    total = have.get(own or "", {})
+    if any(h.matches({own: total} if own and total else {}, {}) for h in allowed):
+        return found  # only the part outside its own tree is wrong
     wanted = {rc: int(n) for rc, n in instance.flavor.resources.items() if n}
     if not total:
         found.append(Violation(
             MISSING_ALLOCATION, instance.uuid, own,
-            f"ACTIVE instance {instance.uuid} ({instance.name}) on "
+            f"{state} instance {instance.uuid} ({instance.name}) on "
             f"{instance.host}/{instance.node} holds nothing there; its flavor "
             f"{instance.flavor.name} needs {_fmt({own or '?': wanted})}"))
-    elif total != wanted:
+    else:
         found.append(Violation(
             WRONG_ALLOCATION, instance.uuid, own,
-            f"ACTIVE instance {instance.uuid} ({instance.name}) holds {total} on its "
+            f"{state} instance {instance.uuid} ({instance.name}) holds {total} on its "
             f"node {instance.host}/{instance.node}; its flavor {instance.flavor.name} "
             f"is {wanted}"))
     return found
 
 
 def _move(snap: Snapshot, instance: v.Instance, migration: v.Migration) -> list[Violation]:
-    """Invariant 2: an instance in a move and its migration consumer."""
+    """Invariant 2: an instance in a move and its migration consumer hold
+    one of the states the reference model allows for the move's status."""
     if instance.vm_state == v.DELETED:
         return []  # invariant 4 covers what it still holds
     source = _tree_of(snap, migration.source_host, migration.source_node)
     dest = _tree_of(snap, migration.dest_host, migration.dest_node)
-    consumers = {instance.uuid: snap.held.get(instance.uuid, {}),
-                 migration.uuid: snap.held.get(migration.uuid, {})}
+    have = {instance.uuid: reference.by_root(snap.held.get(instance.uuid, {}), snap.root_of),
+            migration.uuid: reference.by_root(snap.held.get(migration.uuid, {}), snap.root_of)}
+    allowed = reference.in_move(
+        migration.migration_type, migration.claim_strategy, migration.status,
+        source_root=source, dest_root=dest, f_old=migration.old_flavor.resources,
+        f_new=migration.new_flavor.resources)
+    if any(h.matches(have[instance.uuid], have[migration.uuid]) for h in allowed):
+        return []
+    best = reference.nearest(allowed, have[instance.uuid], have[migration.uuid])
+    if best is None:
+        best = reference.NOTHING
+        ways = "nothing (the record's status or nodes allow no holding)"
+    else:
+        ways = " or ".join(h.name for h in allowed)
     found = []
-    if migration.status in HOLDING_STATUSES and source and dest:
-        move = claims.MoveClaim(
-            instance_uuid=instance.uuid, migration_uuid=migration.uuid,
-            project_id=instance.project_id, user_id=instance.user_id,
-            source=claims.on_root(source, migration.old_flavor.resources),
-            dest=claims.on_root(dest, migration.new_flavor.resources))
-        strategy = claims.STRATEGIES[migration.claim_strategy](None)  # type: ignore[arg-type]
-        for consumer, wanted in strategy.holding(move).items():
-            have_all = _by_root(snap, consumers[consumer])
-            for provider in sorted(set(wanted) | set(have_all)):
-                want, have = wanted.get(provider, {}), have_all.get(provider, {})
-                if want == have:
-                    continue
-                short = any(have.get(rc, 0) < n for rc, n in want.items())
-                found.append(Violation(
-                    MISSING_MOVE_CLAIM if short else UNEXPECTED_MOVE_CLAIM, consumer, provider,
-                    f"{migration.migration_type} {migration.uuid} of instance {instance.uuid} "
-                    f"is {migration.status} ({migration.claim_strategy}): consumer {consumer} "
-                    f"should hold {want} on provider {provider} but holds {have}"))
-        return found
-    allowed = {source, dest} - {None}
-    for consumer, alloc in consumers.items():
-        outside = {p: r for p, r in alloc.items() if snap.root_of.get(p) not in allowed}
-        if outside:
+    for consumer, wanted in ((instance.uuid, best.instance), (migration.uuid, best.migration)):
+        for provider in sorted(set(wanted) | set(have[consumer])):
+            want, got = wanted.get(provider, {}), have[consumer].get(provider, {})
+            if want == got:
+                continue
+            short = any(got.get(rc, 0) < n for rc, n in want.items())
             found.append(Violation(
-                UNEXPECTED_MOVE_CLAIM, consumer, sorted(outside)[0],
-                f"{migration.migration_type} {migration.uuid} of instance {instance.uuid} is "
-                f"{migration.status}: consumer {consumer} holds {_fmt(outside)} outside its "
-                "source and destination"))
+                MISSING_MOVE_CLAIM if short else UNEXPECTED_MOVE_CLAIM, consumer, provider,
+                f"{migration.migration_type} {migration.uuid} of instance {instance.uuid} "
+                f"is {migration.status} ({migration.claim_strategy}): consumer {consumer} "
+                f"should hold {want} on provider {provider} but holds {got} "
+                f"(allowed: {ways})"))
     return found
-
-
-def _by_root(snap: Snapshot, alloc: Alloc) -> Alloc:
-    """Allocations summed per root provider (moves claim flavors on roots;
-    a nested child's share counts for its node)."""
-    return claims.summed(*({snap.root_of.get(p, p): r} for p, r in alloc.items()))
 
 
 def _providers(snap: Snapshot) -> list[Violation]:

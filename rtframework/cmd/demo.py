@@ -11,7 +11,7 @@ from rtframework import demo
 
 
 class Demo(Command):
-    """Run three fake hosts on embedded SQLite: boot, delete, shelve, heal."""
+    """Run three fake hosts on embedded SQLite: boot, heal and every kind of move."""
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)

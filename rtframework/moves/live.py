@@ -1,10 +1,12 @@
 """Live migration: the guest keeps running while it moves.
 
 ``start`` takes the instance, records the migration (accepted) and holds
-the double claim, then ``running``. It ends by itself: ``complete`` (the
-guest runs on the destination: the source half goes, ``done``), or
-``rollback`` after a failure (``failed``) or an abort (``cancelled``):
-the destination half goes and the guest stays on the source.
+the double claim, then ``running``; if the guest cannot be started on the
+destination it rolls back (``failed``: the source only, instance idle).
+It ends by itself: ``complete`` (the guest runs on the destination: the
+source half goes, ``done``), or ``rollback`` after a failure (``failed``)
+or an abort (``cancelled``): the destination half goes and the guest
+stays on the source.
 """
 
 from __future__ import annotations
@@ -35,8 +37,19 @@ def start(ctx: MoveContext, instance_ref: str, *, to_host: str | None = None) ->
         ctx, migration, to_host=to_host, exclude_host=instance.host, strategy=strategy,
         reason=f"live-migration {migration.uuid} start", failure_status=state.FAILED,
     )
-    ctx.spawn(migration.dest_host, instance, migration.dest_node, instance.flavor)
-    return common.advance(ctx, migration, state.RUNNING)
+    try:
+        ctx.spawn(migration.dest_host, instance, migration.dest_node, instance.flavor)
+        return common.advance(ctx, migration, state.RUNNING)
+    except Exception as exc:
+        # Nothing runs on the destination: its half goes, the record is
+        # closed and the instance is released, or every later move of it
+        # would be refused as busy.
+        LOG.warning("live-migration %s could not start on %s (%s); rolling back",
+                    migration.uuid, migration.dest_host, exc)
+        ctx.destroy(migration.dest_host, instance, migration.dest_node)
+        common.fail(ctx, migration.uuid, status=state.FAILED,
+                    reason=f"live-migration {migration.uuid} start failed")
+        raise
 
 
 def complete(ctx: MoveContext, migration_uuid: str) -> v.Migration:

@@ -38,7 +38,8 @@ def test_every_benchmark_reports_figures(run):
     benches = {f["bench"] for f in document["figures"]}
     assert benches == {"claims", "candidates", "periodic", "memory", "growth"}
     for figure in document["figures"]:
-        assert set(figure) == {"bench", "engine", "case", "value", "unit", "detail"}
+        assert set(figure) == {"bench", "engine", "case", "value", "unit", "detail", "low",
+                               "high"}
         assert isinstance(figure["value"], (int, float))
 
 

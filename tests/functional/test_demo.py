@@ -29,10 +29,17 @@ def test_demo_runs_in_a_fresh_directory_and_tells_the_story(tmp_path, monkeypatc
     assert "nothing to do (1 placement reads, 0 writes)" in out
     assert "host-a periodic: healed db-1" in out
     assert "unknown_consumer" in out
-    # Final usages: web-1 on host-a, ml-1 and batch-1 on host-c, FPGA taken.
+    # Evacuation: both hosts hold batch-1 while host-c is down, and the
+    # up hosts' periodic runs keep it; host-c removes its half on return.
+    evacuation = out[out.index("host-c goes down"):]
+    assert "  still   host-c: DISK_GB=60, MEMORY_MB=8192, VCPU=8" in evacuation
+    assert "host-c periodic" not in evacuation[:evacuation.index("host-c is back")]
+    assert "  after   host-c: DISK_GB=20, MEMORY_MB=4096, VCPU=4" in evacuation
+    # Final usages: web-1 on host-a, batch-1 evacuated to host-b, ml-1 on
+    # host-c, FPGA taken.
     rows = {tuple(c.strip() for c in line.strip("|").split("|"))
             for line in out.splitlines() if line.startswith("| host-")}
     assert ("host-a", "host-a", "VCPU", "2", "32") in rows
-    assert ("host-b", "host-b", "VCPU", "0", "32") in rows
-    assert ("host-c", "host-c", "VCPU", "8", "32") in rows
+    assert ("host-b", "host-b", "VCPU", "4", "32") in rows
+    assert ("host-c", "host-c", "VCPU", "4", "32") in rows
     assert ("host-c", "host-c_CUSTOM_FPGA", "CUSTOM_FPGA", "1", "1") in rows

@@ -41,16 +41,13 @@ def test_cost_growing_faster_than_size_misses():
     assert not _verdict(out, "periodic nothing changed time 10->1000").passed
 
 
-def test_claims_growth_is_a_clients_time_per_cycle():
-    # 100 cycles/s with 1 client, 400 with 8: each client waits 2x longer per
-    # cycle while the clients grew 8x -> better than linear.
+def test_claims_are_not_judged_by_growth_but_by_throughput_scaling():
     report = Report(figures=[
         Figure("claims", "postgresql", "K=1 sql", 100.0, "cycles/s"),
         Figure("claims", "postgresql", "K=8 sql", 400.0, "cycles/s"),
     ])
     out = growth.summarise(report, ["postgresql"], quick=False)
-    verdict = _verdict(out, "claims sql time per cycle 1->8")
-    assert verdict.passed and verdict.measured == "2.00x"
+    assert not [v for v in out.verdicts if "claims" in v.target]
 
 
 def test_a_size_skipped_over_budget_is_a_miss_not_a_guess():

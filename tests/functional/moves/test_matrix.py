@@ -2,7 +2,9 @@
 
 At every step the allocations of the instance (I) and migration (M)
 consumers and the usages of every provider are compared with the
-"Allocation states of a move" table of PLACEMENT-FACTS, then both hosts'
+"Allocation states of a move" table of PLACEMENT-FACTS, and that table's
+state must be one the reference model (rtframework.reference, written
+separately from the same facts) allows for the records; then both hosts'
 periodic updates run (source first or destination first) and the same
 state must still hold: no heal on either host may undo any of it.
 """
@@ -15,7 +17,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from rtframework import audit, invariants
+from rtframework import audit, invariants, reference
 from rtframework.compute import values as v
 from rtframework.moves import delete, errors, evacuate, live, migrate, recovery, resize
 
@@ -172,6 +174,25 @@ def expected(run: Run, symbol: str, strategy: str) -> dict:
     return {"I": {src: F_OLD, dst: new}, "M": {}}
 
 
+def reference_allows(run: Run, want: dict) -> bool:
+    """The reference model allows ``want`` for the records as they are now."""
+    store, cloud = run.cloud.store, run.cloud
+    instance = store.get_instance(run.instance)
+    migration = store.get_migration(run.migration) if run.migration else None
+    if migration is not None and not migration.finished:
+        allowed = reference.in_move(
+            migration.migration_type, migration.claim_strategy, migration.status,
+            source_root=cloud.root("a"), dest_root=cloud.root(run.dest_host),
+            f_old=migration.old_flavor.resources, f_new=migration.new_flavor.resources,
+            instance_deleted=instance.vm_state == v.DELETED)
+    else:
+        own = cloud.root(cloud.label(instance.host)) if instance.host else None
+        allowed = reference.at_rest(instance.vm_state, instance.task_state, own,
+                                    instance.flavor.resources)
+    i, m = ({cloud.root(label): res for label, res in want[c].items()} for c in "IM")
+    return any(h.matches(reference.add(i), reference.add(m)) for h in allowed)
+
+
 def usages_of(allocations: dict) -> dict:
     out: dict = {"a": {}, "b": {}}
     for held in allocations.values():
@@ -202,6 +223,7 @@ def test_move(cloud, config, scenario, strategy, order):
     def check(step_name: str, symbol: str) -> None:
         want_alloc = expected(run, symbol, strategy)
         want = {"allocations": want_alloc, "usages": usages_of(want_alloc)}
+        assert reference_allows(run, want_alloc), f"the reference model disagrees after {step_name}"
         assert snapshot(run) == want, f"after {step_name}"
         for label in labels:
             cloud.periodic(label)
