@@ -20,6 +20,8 @@ from alembic import command as alembic_command
 from alembic.config import Config as AlembicConfig
 from oslo_config import cfg
 
+from rtframework import mysql_engine
+
 LOG = logging.getLogger(__name__)
 
 _SYNC_LOCK = threading.Lock()
@@ -67,13 +69,15 @@ def _refuse_unchosen_state_path(conf: cfg.ConfigOpts) -> None:
         "rtf --config-file etc/rtframework/walkthrough.conf ..., or create the directory.")
 
 
-def create_engine(url: str, pool_size: int = 5, max_overflow: int = 10) -> sa.Engine:
+def create_engine(url: str, pool_size: int = 5, max_overflow: int = 10,
+                  wsrep_sync_wait: int = mysql_engine.DEFAULT_SYNC_WAIT) -> sa.Engine:
     """An engine with the settings this project relies on.
 
     PostgreSQL sessions run without JIT compilation. SQLite gets WAL mode
     (readers do not block the writer), a busy timeout, and ``BEGIN
     IMMEDIATE`` transactions so that two writers serialize at the start
-    instead of failing at commit.
+    instead of failing at commit. MySQL, MariaDB and Galera: see
+    :mod:`rtframework.mysql_engine`.
     """
     parsed = sa.engine.make_url(url)
     if parsed.get_backend_name() == "sqlite":
@@ -103,42 +107,9 @@ def create_engine(url: str, pool_size: int = 5, max_overflow: int = 10) -> sa.En
         # of providers is costed above jit_above_cost, and compiling it
         # then takes longer (~40 ms) than running it.
         kwargs["connect_args"] = {"options": "-c jit=off"}
-    if parsed.get_backend_name() in MYSQL_BACKENDS:
-        return _mysql_engine(parsed, kwargs)
+    if parsed.get_backend_name() in mysql_engine.BACKENDS:
+        return mysql_engine.create(parsed, kwargs, wsrep_sync_wait)
     return sa.create_engine(url, **kwargs)
-
-
-# mysql+pymysql:// and mariadb+pymysql:// URLs: the same server settings.
-MYSQL_BACKENDS = ("mysql", "mariadb")
-# What every session runs with, whatever the server's defaults: strict
-# mode (an over-long or invalid value is an error, never silently cut, as
-# oslo.db sets it) and case- and accent-sensitive comparisons of the
-# connection's strings (names and uuids are compared byte for byte).
-MYSQL_SQL_MODE = "TRADITIONAL"
-MYSQL_CHARSET, MYSQL_COLLATION = "utf8mb4", "utf8mb4_bin"
-
-
-def _mysql_engine(parsed: sa.URL, kwargs: dict) -> sa.Engine:
-    # READ COMMITTED: the compare-and-swap writes re-read committed rows
-    # (see placement.sql.allocations); REPEATABLE READ would hold stale
-    # snapshots and deadlock more. The server closes idle connections after
-    # wait_timeout (8 h by default): recycle well before.
-    kwargs["isolation_level"] = "READ COMMITTED"
-    kwargs["pool_recycle"] = 3600
-    if "charset" not in parsed.query:
-        parsed = parsed.update_query_dict({"charset": MYSQL_CHARSET})
-    engine = sa.create_engine(parsed, **kwargs)
-    binary = parsed.query["charset"] == MYSQL_CHARSET
-
-    @sa.event.listens_for(engine, "connect")
-    def _mysql_connect(dbapi_conn, _record):
-        cursor = dbapi_conn.cursor()
-        cursor.execute(f"SET SESSION sql_mode = '{MYSQL_SQL_MODE}'")
-        if binary:
-            cursor.execute(f"SET NAMES {MYSQL_CHARSET} COLLATE {MYSQL_COLLATION}")
-        cursor.close()
-
-    return engine
 
 
 def engine_for(conf: cfg.ConfigOpts, group: str) -> sa.Engine:
@@ -147,6 +118,7 @@ def engine_for(conf: cfg.ConfigOpts, group: str) -> sa.Engine:
         connection_url(conf, group),
         pool_size=conf[group].pool_size,
         max_overflow=conf[group].max_overflow,
+        wsrep_sync_wait=conf[group].wsrep_sync_wait,
     )
 
 
@@ -203,7 +175,7 @@ def schema_lock(engine: sa.Engine, version_table: str) -> Iterator[None]:
                     yield
                 finally:
                     conn.execute(sa.text("SELECT pg_advisory_unlock(:k)"), {"k": number})
-        elif backend in MYSQL_BACKENDS:
+        elif backend in mysql_engine.BACKENDS:
             # GET_LOCK names are at most 64 characters.
             name = "rtf-schema-" + hashlib.sha256(key.encode()).hexdigest()[:40]
             with engine.connect() as conn:

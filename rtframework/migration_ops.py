@@ -14,7 +14,9 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-from rtframework.db import MYSQL_CHARSET, MYSQL_COLLATION, SchemaError
+from rtframework.db import SchemaError
+from rtframework.mysql_engine import CHARSET as MYSQL_CHARSET
+from rtframework.mysql_engine import COLLATION as MYSQL_COLLATION
 
 
 def _inspector() -> sa.Inspector:

@@ -54,3 +54,20 @@ def test_names_differing_in_case_are_different_on_a_case_insensitive_database(
         assert lower.uuid != upper.uuid
     finally:
         backend.close()
+
+
+def test_a_url_naming_several_hosts_uses_the_first_that_answers(mysql_url):
+    # Port 1 on 127.0.0.1: nothing listens there (a node that is down).
+    database = mysql_url.rsplit("/", 1)[1].split("?")[0]
+    url = f"mysql+pymysql://root:@/{database}?host=127.0.0.1:1&host=127.0.0.1:3306"
+    engine = db.create_engine(url)
+    try:
+        with engine.connect() as conn:
+            assert conn.execute(sa.text("SELECT @@port")).scalar() == 3306
+    finally:
+        engine.dispose()
+
+
+def test_a_host_with_a_port_that_is_not_a_number_is_named():
+    with pytest.raises(ValueError, match="host='127.0.0.1:x' in the database URL"):
+        db.create_engine("mysql+pymysql://root:@/db?host=127.0.0.1:x&host=127.0.0.1:3306")
