@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from oslo_config import cfg
 
-from rtframework import history, invariants, reference, retry
+from rtframework import heal_rules, history, invariants, reference, retry
 from rtframework.compute import errors as cerrors
 from rtframework.compute import values as v
 from rtframework.compute.store import ComputeStore
@@ -148,20 +148,65 @@ def _halves(backend: PlacementBackend, store: ComputeStore, migration: v.Migrati
 # What ``rtf audit`` lists, of the invariant checker's kinds.
 AUDIT_KINDS = frozenset({
     invariants.ORPHAN, invariants.LEAKED_MIGRATION_CONSUMER, invariants.MISSING_ALLOCATION,
-    invariants.MULTI_HOST_ALLOCATION, invariants.DELETED_INSTANCE_HOLDS,
-    invariants.SHELVED_INSTANCE_HOLDS,
+    invariants.WRONG_ALLOCATION, invariants.MULTI_HOST_ALLOCATION,
+    invariants.DELETED_INSTANCE_HOLDS, invariants.SHELVED_INSTANCE_HOLDS,
+    invariants.INTERRUPTED_OPERATION,
 })
 # Consumers nobody owns: what ``rtf audit --delete`` removes.
 ORPHAN_KINDS = frozenset({invariants.ORPHAN, invariants.LEAKED_MIGRATION_CONSUMER})
+# Consumers whose record says they hold nothing: ``rtf audit --delete`` removes them too.
+REMOVABLE_KINDS = ORPHAN_KINDS | {invariants.DELETED_INSTANCE_HOLDS,
+                                  invariants.SHELVED_INSTANCE_HOLDS}
+# Idle live instances holding the wrong thing: ``rtf heal`` writes their flavor back.
+HEALABLE_KINDS = frozenset({invariants.MISSING_ALLOCATION, invariants.WRONG_ALLOCATION,
+                            invariants.MULTI_HOST_ALLOCATION})
 HOST_FINDING_PREFIX = "host_"
 
 
+def fix_for(finding: invariants.Violation, store: ComputeStore) -> str:
+    """The command that repairs ``finding`` (each kind has one)."""
+    kind = finding.kind.removeprefix(HOST_FINDING_PREFIX)
+    if kind in REMOVABLE_KINDS:
+        return "rtf audit --delete"
+    if kind in HEALABLE_KINDS:
+        return "rtf heal"
+    if kind == invariants.OVER_CAPACITY:
+        return "rtf migrate or rtf delete instances on it until it fits"
+    if kind == invariants.USAGE_MISMATCH:
+        return ("rtf check again; a lasting one is the placement service's own fault "
+                "(usage is the sum of allocations)")
+    hosts = _hosts_of(store, finding.consumer_uuid)
+    if kind in (invariants.INTERRUPTED_OPERATION, invariants.MISSING_MOVE_CLAIM,
+                invariants.UNEXPECTED_MOVE_CLAIM, heal_rules.UNOWNED,
+                heal_rules.STALE_MIGRATION, heal_rules.MULTI_NODE):
+        where = " or ".join(f"rtf compute reconcile --host {h}" for h in hosts)
+        return where or "rtf compute reconcile --host HOST (the instance's host)"
+    return "rtf check (no known fix for this kind)"
+
+
+def _hosts_of(store: ComputeStore, consumer: str | None) -> list[str]:
+    """The hosts that settle ``consumer``'s operations: its own host, and
+    both ends of its unfinished moves."""
+    if not consumer:
+        return []
+    migrations = store.list_migrations(uuids=[consumer])
+    instance_uuid = migrations[0].instance_uuid if migrations else consumer
+    hosts = [i.host for i in store.list_instances(uuids=[instance_uuid]) if i.host]
+    for m in store.list_migrations(instance_uuid=instance_uuid,
+                                   statuses=v.UNFINISHED_MIGRATION_STATUSES):
+        hosts += [h for h in (m.source_host, m.dest_host) if h]
+    return list(dict.fromkeys(hosts))
+
+
 def audit(
-    backend: PlacementBackend, store: ComputeStore, *, recheck_delay: float = 0.5
+    backend: PlacementBackend, store: ComputeStore, *, recheck_delay: float = 0.5,
+    stale_after: float = invariants.STALE_AFTER,
 ) -> list[invariants.Violation]:
-    """Orphans, missing and multi-host allocations, then the audit findings
-    hosts recorded about consumers that are still wrong (kind ``host_<kind>``)."""
-    found = [f for f in invariants.check(backend, store, recheck_delay=recheck_delay)
+    """Orphans, missing, wrong and multi-host allocations, interrupted
+    operations, then the audit findings hosts recorded about consumers that
+    are still wrong (kind ``host_<kind>``)."""
+    found = [f for f in invariants.check(backend, store, recheck_delay=recheck_delay,
+                                         stale_after=stale_after)
              if f.kind in AUDIT_KINDS]
     flagged = {f.consumer_uuid for f in found}
     seen = set()
@@ -189,35 +234,51 @@ def delete_orphans(
     backend: PlacementBackend, store: ComputeStore, findings: list[invariants.Violation],
     *, who: str = "audit", retries: int = 10,
 ) -> list[Action]:
-    """Remove every orphan among ``findings``, each in a consumer-generation
-    guarded write after re-reading that it is still an orphan."""
+    """Remove what every consumer among ``findings`` holds that may hold
+    nothing (no record, a finished migration, a deleted or an idle shelved
+    instance), each in a consumer-generation guarded write after reading
+    the record again."""
     actions = []
     for consumer in sorted({f.consumer_uuid for f in findings
-                            if f.kind in ORPHAN_KINDS and f.consumer_uuid}):
+                            if f.kind in REMOVABLE_KINDS and f.consumer_uuid}):
         actions.append(_remove_orphan(backend, store, consumer, who, retries))
     return actions
 
 
-def _still_orphan(store: ComputeStore, consumer: str) -> bool:
+def _holds_nothing_by_record(store: ComputeStore, consumer: str) -> str | None:
+    """Why ``consumer``'s record says it may hold nothing (None: it may hold)."""
     migrations = store.list_migrations(uuids=[consumer])
     if migrations:
-        return migrations[0].finished
-    return not store.list_instances(uuids=[consumer])
+        owner = store.list_instances(uuids=[migrations[0].instance_uuid])
+        if migrations[0].finished:
+            return f"{migrations[0].migration_type} {migrations[0].status}"
+        if not owner or owner[0].vm_state == v.DELETED:
+            return f"{migrations[0].migration_type} of a deleted instance"
+        return None
+    instances = store.list_instances(uuids=[consumer])
+    if not instances:
+        return "orphan"
+    instance = instances[0]
+    if instance.vm_state == v.DELETED:
+        return "deleted instance"
+    if instance.vm_state == v.SHELVED_OFFLOADED and instance.task_state is None:
+        return f"shelved instance on {instance.host or 'no host'}"
+    return None
 
 
 def _remove_orphan(backend: PlacementBackend, store: ComputeStore, consumer: str, who: str,
                    retries: int) -> Action:
     def attempt() -> Action:
+        # Allocations (and their generation) first, then the record: a
+        # write made after the record changed fails on the generation.
         held = backend.get_consumer_allocations(consumer)
         if not held.allocations:
             return Action(consumer, {}, False, "holds nothing any more")
-        if not _still_orphan(store, consumer):
-            return Action(consumer, {}, False, "is no longer an orphan")
-        backend.write_allocations([t.AllocationWrite(
-            consumer_uuid=consumer, allocations={}, project_id=held.project_id or "",
-            user_id=held.user_id or "", consumer_generation=held.generation,
-            consumer_type=held.consumer_type or "INSTANCE")])
-        reason = f"orphan removed by {who}"
+        why = _holds_nothing_by_record(store, consumer)
+        if why is None:
+            return Action(consumer, {}, False, "may hold allocations again (record changed)")
+        backend.write_allocations([held.emptied()])
+        reason = f"{why}: removed by {who}"
         claims.log_change(consumer, held.allocations, {}, reason)
         return Action(consumer, claims.normalized(held.allocations), True, reason)
 
@@ -227,46 +288,85 @@ def _remove_orphan(backend: PlacementBackend, store: ComputeStore, consumer: str
 
 def heal(
     backend: PlacementBackend, store: ComputeStore, *, dry_run: bool = False,
-    who: str = "heal", recheck_delay: float = 0.5,
+    who: str = "heal", recheck_delay: float = 0.5, retries: int = 10,
 ) -> list[Action]:
-    """Claim its flavor on its own node for every ACTIVE, idle instance that
-    holds nothing. A claim is a write for a new consumer (generation None),
-    so it fails instead of doubling anything written meanwhile."""
-    missing = [f for f in invariants.check(backend, store, recheck_delay=recheck_delay)
-               if f.kind == invariants.MISSING_ALLOCATION and f.consumer_uuid]
+    """Make every idle ACTIVE or RESIZED instance (no task, no move) that
+    holds nothing, the wrong amounts, or something outside its node hold
+    exactly its flavor on its own node. Each write names the consumer
+    generation it read, so it fails instead of overwriting a change made
+    meanwhile (a new claim names none)."""
+    wrong = [f for f in invariants.check(backend, store, recheck_delay=recheck_delay)
+             if f.kind in HEALABLE_KINDS and f.consumer_uuid]
     actions = []
-    for finding in missing:
-        instance = store.get_instance(finding.consumer_uuid)
-        if instance.vm_state != v.ACTIVE or instance.task_state is not None:
-            continue
-        actions.append(_heal_one(backend, store, instance, dry_run, who))
+    for uuid in sorted({f.consumer_uuid for f in wrong if f.consumer_uuid}):
+        actions.append(_heal_one(backend, store, uuid, dry_run, who, retries))
     return actions
 
 
-def _heal_one(backend: PlacementBackend, store: ComputeStore, instance: v.Instance,
-              dry_run: bool, who: str) -> Action:
-    where = f"{instance.host}/{instance.node}"
-    try:
-        root = store.node_root_uuid(instance.host or "", instance.node or "")
-    except Exception as exc:  # the node is gone: nothing to claim on
-        return Action(instance.uuid, {}, False, f"cannot heal on {where}: {exc}")
-    found = backend.get_allocation_candidates(
-        t.CandidateQuery(resources=dict(instance.flavor.resources), in_tree=root))
-    if not found.allocation_requests:
-        return Action(instance.uuid, {}, False,
-                      f"node {where} has no room for flavor {instance.flavor.name} "
-                      f"{dict(instance.flavor.resources)}")
-    wanted = claims.normalized(found.allocation_requests[0].allocations)
-    reason = f"heal: ACTIVE instance {instance.uuid} ({instance.name}) held nothing on {where}"
-    if dry_run:
-        return Action(instance.uuid, wanted, False, f"would claim ({reason})")
+def _idle(store: ComputeStore, uuid: str) -> v.Instance | None:
+    instance = store.get_instance(uuid)
+    if instance.vm_state not in (v.ACTIVE, v.RESIZED) or instance.task_state is not None:
+        return None
+    if store.list_migrations(instance_uuid=uuid, statuses=v.UNFINISHED_MIGRATION_STATUSES):
+        return None
+    return instance
+
+
+def _heal_one(backend: PlacementBackend, store: ComputeStore, uuid: str, dry_run: bool,
+              who: str, retries: int) -> Action:
+    def attempt() -> Action:
+        held = backend.get_consumer_allocations(uuid)
+        instance = _idle(store, uuid)
+        if instance is None:
+            return Action(uuid, {}, False, "is busy or not live any more; left alone")
+        where = f"{instance.host}/{instance.node}"
+        try:
+            root = store.node_root_uuid(instance.host or "", instance.node or "")
+        except cerrors.ComputeNodeNotFound as exc:  # the node is gone
+            return Action(uuid, {}, False, f"cannot heal on {where}: {exc}")
+        wanted = _flavor_on(backend, instance, root, held.allocations)
+        if wanted is None:
+            return Action(uuid, {}, False, f"node {where} has no room for flavor "
+                          f"{instance.flavor.name} {dict(instance.flavor.resources)}")
+        before = claims.normalized(held.allocations)
+        if before == wanted:
+            return Action(uuid, {}, False, "holds its flavor already")
+        reason = (f"heal: {instance.vm_state} instance {uuid} ({instance.name}) held "
+                  f"{before or 'nothing'}; its flavor on {where}")
+        if dry_run:
+            return Action(uuid, wanted, False, f"would write ({reason})")
+        backend.write_allocations([t.AllocationWrite(
+            consumer_uuid=uuid, allocations=wanted, project_id=instance.project_id,
+            user_id=instance.user_id, consumer_generation=held.generation)])
+        claims.log_change(uuid, held.allocations, wanted, reason)
+        return Action(uuid, wanted, True, reason)
+
     try:
         with history.recording(store, who):
-            backend.put_allocations(instance.uuid, wanted, project_id=instance.project_id,
-                                    user_id=instance.user_id, consumer_generation=None)
-            claims.log_change(instance.uuid, {}, wanted, reason)
-    except perrors.ConsumerGenerationConflict:
-        return Action(instance.uuid, {}, False, "claimed by someone else meanwhile")
+            return retry.on_conflict(attempt, retries, f"heal instance {uuid}")
     except perrors.Conflict as exc:
-        return Action(instance.uuid, {}, False, f"refused: {exc}")
-    return Action(instance.uuid, wanted, True, reason)
+        return Action(uuid, {}, False, f"refused: {exc}")
+
+
+def _flavor_on(backend: PlacementBackend, instance: v.Instance, root: str,
+               held: t.Allocations) -> claims.Alloc | None:
+    """Where the instance's flavor lies in its node's tree: what it holds
+    there if that is exactly its flavor, else a candidate of the tree."""
+    tree = {p.uuid for p in backend.list_providers(t.ProviderQuery(in_tree=root))}
+    inside = claims.normalized({p: r for p, r in held.items() if p in tree})
+    wanted = {rc: n for rc, n in instance.flavor.resources.items() if n}
+    total: dict[str, int] = {}
+    for resources in inside.values():
+        for rc, n in resources.items():
+            total[rc] = total.get(rc, 0) + n
+    if inside and total == wanted:
+        return inside
+    found = backend.get_allocation_candidates(
+        t.CandidateQuery(resources=dict(wanted), in_tree=root))
+    if found.allocation_requests:
+        return claims.normalized(found.allocation_requests[0].allocations)
+    if set(wanted) <= set(backend.get_inventories(root).inventories):
+        # No room left beside what it holds now: the write replaces that, and
+        # placement refuses it if the node really cannot hold the flavor.
+        return claims.on_root(root, wanted)
+    return None

@@ -113,13 +113,80 @@ def create_engine(url: str, pool_size: int = 5, max_overflow: int = 10,
 
 
 def engine_for(conf: cfg.ConfigOpts, group: str) -> sa.Engine:
-    """Engine for ``[database]`` or ``[placement_database]``."""
-    return create_engine(
-        connection_url(conf, group),
-        pool_size=conf[group].pool_size,
-        max_overflow=conf[group].max_overflow,
-        wsrep_sync_wait=conf[group].wsrep_sync_wait,
-    )
+    """Engine for ``[database]`` or ``[placement_database]``.
+
+    A connection that is not a URL, has a non-numeric port or names a
+    database driver that is not installed is a ConfigError naming the option.
+    """
+    url = connection_url(conf, group)
+    try:
+        return create_engine(
+            url,
+            pool_size=conf[group].pool_size,
+            max_overflow=conf[group].max_overflow,
+            wsrep_sync_wait=conf[group].wsrep_sync_wait,
+        )
+    except (sa.exc.ArgumentError, ValueError, ImportError) as exc:
+        from rtframework.conf import ConfigError
+
+        raise ConfigError(f"invalid [{group}] connection{_set_in(conf, group)} "
+                          f"{masked(url)}: {_url_problem(exc)}") from exc
+
+
+class DatabaseError(RuntimeError):
+    """A database could not be opened or used; one line, no SQL."""
+
+
+def _set_in(conf: cfg.ConfigOpts, group: str) -> str:
+    """' (set in FILE)' when a configuration file set the connection."""
+    try:
+        where = conf.get_location("connection", group)
+    except cfg.Error:
+        return ""
+    if where is not None and where.location is cfg.Locations.user and where.detail:
+        return f" (set in {where.detail})"
+    return ""
+
+
+def masked(url: str) -> str:
+    """The URL without its password (or as given, if it does not parse)."""
+    try:
+        return sa.engine.make_url(url).render_as_string(hide_password=True)
+    except (sa.exc.ArgumentError, ValueError):
+        return repr(url)
+
+
+def _url_problem(exc: BaseException) -> str:
+    if isinstance(exc, sa.exc.NoSuchModuleError):
+        return (f"unknown database dialect or driver ({str(exc).rsplit(':', 1)[-1]}); "
+                "use sqlite:///PATH, postgresql+psycopg2://... or mysql+pymysql://...")
+    if isinstance(exc, sa.exc.ArgumentError):
+        return "not a database URL (e.g. postgresql+psycopg2://user:pass@host:5432/name)"
+    if isinstance(exc, ImportError):
+        return f"the database driver is not installed ({exc})"
+    return f"{exc} (is the port a number?)"
+
+
+def describe(exc: BaseException) -> str:
+    """The database's own words on one line: no SQL, no parameters, no
+    SQLAlchemy background link."""
+    orig = getattr(exc, "orig", None)
+    text = " ".join(str(orig if orig is not None else exc).split())
+    text = text.split(" [SQL: ", 1)[0].split(" (Background on this error", 1)[0]
+    return text[:300] or type(exc).__name__
+
+
+@contextlib.contextmanager
+def opening(conf: cfg.ConfigOpts, group: str) -> Iterator[None]:
+    """Errors while opening ``group``'s database name the option and URL."""
+    try:
+        yield
+    except (sa.exc.SQLAlchemyError, OSError) as exc:
+        url = masked(connection_url(conf, group))
+        reason = describe(exc) if isinstance(exc, sa.exc.SQLAlchemyError) else (
+            f"{exc.strerror or exc}: {exc.filename}" if exc.filename else str(exc))
+        raise DatabaseError(f"cannot use the [{group}] connection{_set_in(conf, group)} "
+                            f"{url}: {reason}") from exc
 
 
 @contextlib.contextmanager

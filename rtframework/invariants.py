@@ -19,7 +19,12 @@
    (``leaked_migration_consumer``), and every consumer
    is an instance or an unfinished migration (``orphan``);
 5. a provider's usage equals the sum of its consumers' allocations
-   (``usage_mismatch``).
+   (``usage_mismatch``);
+6. no operation is left half done with nobody behind it: an instance
+   BUILDING, or with a task state and no unfinished migration, or a move
+   still starting (accepted, pre-migrating), whose record has not changed
+   for ``stale_after`` seconds (``interrupted_operation``; the host's
+   ``rtf compute reconcile`` settles it).
 
 A check is a snapshot of a moving system: records and placement are two
 databases read one after the other, and a move or a delete between those
@@ -34,6 +39,7 @@ its finding changes or disappears; a real violation stays put.
 
 from __future__ import annotations
 
+import datetime
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -56,10 +62,18 @@ SHELVED_INSTANCE_HOLDS = "shelved_instance_holds"
 LEAKED_MIGRATION_CONSUMER = "leaked_migration_consumer"
 ORPHAN = "orphan"
 USAGE_MISMATCH = "usage_mismatch"
+INTERRUPTED_OPERATION = "interrupted_operation"
 
 KINDS = (MISSING_ALLOCATION, WRONG_ALLOCATION, MULTI_HOST_ALLOCATION, MISSING_MOVE_CLAIM,
          UNEXPECTED_MOVE_CLAIM, OVER_CAPACITY, DELETED_INSTANCE_HOLDS, SHELVED_INSTANCE_HOLDS,
-         LEAKED_MIGRATION_CONSUMER, ORPHAN, USAGE_MISMATCH)
+         LEAKED_MIGRATION_CONSUMER, ORPHAN, USAGE_MISMATCH, INTERRUPTED_OPERATION)
+
+# Seconds a record may stay in the middle of an operation before it counts
+# as interrupted: far longer than any step of a boot or a move start takes.
+STALE_AFTER = 60.0
+# Move statuses of a start in progress (a copy or a wait for the user may
+# rightly last long; a start only claims and records).
+STARTING_STATUSES = frozenset({"accepted", "pre-migrating"})
 
 Alloc = dict[str, dict[str, int]]
 
@@ -90,6 +104,8 @@ class Snapshot:
     usages: Mapping[str, Mapping[str, int]]
     held: Mapping[str, Alloc]  # consumer -> provider -> class -> amount
     taken_at: float = field(default_factory=time.monotonic)
+    # When the records were read (None: unknown, staleness is not judged).
+    read_at: datetime.datetime | None = None
 
     def moves_of(self, instance_uuid: str) -> list[v.Migration]:
         return [m for m in self.migrations.values()
@@ -98,6 +114,7 @@ class Snapshot:
 
 def take_snapshot(backend: PlacementBackend, store: ComputeStore) -> Snapshot:
     """Read the records, then every provider's inventory, usage and allocations."""
+    read_at = datetime.datetime.now(datetime.timezone.utc)
     instances = {i.uuid: i for i in store.list_instances()}
     migrations = {m.uuid: m for m in store.list_migrations()}
     node_roots = {(n.host, n.nodename): n.uuid for n in store.list_compute_nodes()}
@@ -116,10 +133,11 @@ def take_snapshot(backend: PlacementBackend, store: ComputeStore) -> Snapshot:
             kept = {rc: int(n) for rc, n in resources.items() if n}
             if kept:
                 held.setdefault(consumer, {})[provider.uuid] = kept
-    return Snapshot(instances, migrations, node_roots, root_of, names, inventories, usages, held)
+    return Snapshot(instances, migrations, node_roots, root_of, names, inventories, usages, held,
+                    read_at=read_at)
 
 
-def check_snapshot(snap: Snapshot) -> list[Violation]:
+def check_snapshot(snap: Snapshot, stale_after: float = STALE_AFTER) -> list[Violation]:
     """Every violation visible in one snapshot (no re-check)."""
     found: list[Violation] = []
     found += _consumers(snap)
@@ -131,19 +149,21 @@ def check_snapshot(snap: Snapshot) -> list[Violation]:
         else:
             found += _resting(snap, instance)
     found += _providers(snap)
+    found += _interrupted(snap, stale_after)
     return found
 
 
 def check(
-    backend: PlacementBackend, store: ComputeStore, *, recheck_delay: float = 0.5
+    backend: PlacementBackend, store: ComputeStore, *, recheck_delay: float = 0.5,
+    stale_after: float = STALE_AFTER,
 ) -> list[Violation]:
     """Violations seen in two passes ``recheck_delay`` seconds apart (see the
     module docstring); ``recheck_delay`` < 0 reports a single pass."""
-    first = check_snapshot(take_snapshot(backend, store))
+    first = check_snapshot(take_snapshot(backend, store), stale_after)
     if not first or recheck_delay < 0:
         return first
     time.sleep(recheck_delay)
-    second = set(check_snapshot(take_snapshot(backend, store)))
+    second = set(check_snapshot(take_snapshot(backend, store), stale_after))
     return [f for f in first if f in second]
 
 
@@ -290,4 +310,38 @@ def _providers(snap: Snapshot) -> list[Violation]:
                 USAGE_MISMATCH, None, provider,
                 f"provider {name} ({provider}) reports usage {used} but its consumers' "
                 f"allocations add up to {summed}"))
+    return found
+
+
+def _interrupted(snap: Snapshot, stale_after: float) -> list[Violation]:
+    """Invariant 6: operations nobody is running any more. The record's
+    state and time are in the detail, so a record that moved on between
+    the two passes of a check is not reported."""
+    found: list[Violation] = []
+    read_at = snap.read_at
+    if read_at is None:
+        return found
+
+    def stale(record) -> bool:
+        return (read_at - record.updated_at).total_seconds() >= stale_after
+
+    for instance in snap.instances.values():
+        if instance.vm_state == v.DELETED or snap.moves_of(instance.uuid):
+            continue
+        if (instance.vm_state == v.BUILDING or instance.task_state) and stale(instance):
+            what = "boot" if instance.vm_state == v.BUILDING else instance.task_state
+            found.append(Violation(
+                INTERRUPTED_OPERATION, instance.uuid, None,
+                f"instance {instance.uuid} ({instance.name}) on host {instance.host} is "
+                f"{instance.vm_state} (task {instance.task_state}) with no migration since "
+                f"{instance.updated_at.isoformat(timespec='seconds')}: its {what} was "
+                "interrupted"))
+    for migration in snap.migrations.values():
+        if migration.status in STARTING_STATUSES and stale(migration):
+            found.append(Violation(
+                INTERRUPTED_OPERATION, migration.instance_uuid, None,
+                f"{migration.migration_type} {migration.uuid} from host "
+                f"{migration.source_host} has been {migration.status} since "
+                f"{migration.updated_at.isoformat(timespec='seconds')}: its start was "
+                "interrupted"))
     return found

@@ -50,3 +50,9 @@ def create_index(name: str, table: str, columns: list[str], **kwargs) -> None:
     """``op.create_index`` unless ``table`` already has an index ``name``."""
     if name not in {i["name"] for i in _inspector().get_indexes(table)}:
         op.create_index(name, table, columns, **kwargs)
+
+
+def add_column(table: str, column: sa.Column) -> None:
+    """``op.add_column`` unless ``table`` has a column of that name already."""
+    if column.name not in {c["name"] for c in _inspector().get_columns(table)}:
+        op.add_column(table, column)

@@ -37,10 +37,18 @@ class Candidate:
     free_share: float
 
 
+SHARING_TRAIT = "MISC_SHARES_VIA_AGGREGATE"
+
+
 def _root_of(request: t.AllocationRequest, summaries: Mapping[str, t.ProviderSummary]) -> str:
-    roots = {summaries[p].root_uuid if p in summaries else p for p in request.allocations}
-    # A request of one unnumbered group lies within one tree.
-    return sorted(roots)[0]
+    """The tree a candidate is for: the one its providers other than
+    sharing providers (storage pools other trees use too) belong to."""
+    def root(p: str) -> str:
+        return summaries[p].root_uuid if p in summaries else p
+
+    own = {root(p) for p in request.allocations
+           if p not in summaries or SHARING_TRAIT not in summaries[p].traits}
+    return sorted(own or {root(p) for p in request.allocations})[0]
 
 
 def _free_share(request: t.AllocationRequest, summaries: Mapping[str, t.ProviderSummary]) -> float:

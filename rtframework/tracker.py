@@ -7,10 +7,13 @@ allocations on the host's providers by the rules of
 :mod:`rtframework.heal_rules`.
 
 A run with nothing changed writes nothing and reads one thing per node:
-the root provider's inventory, whose generation says whether anyone (an
-operator, a claim, a heal) touched the root since the last run. Child
-providers are re-checked when the driver reports them differently, and
-whenever the root's generation moves. All backend calls go through a
+the generation of every provider of the node's tree (one listing), which
+says whether anyone (an operator, a claim, a heal) touched any of them
+since the last run. A provider is re-checked when the driver reports it
+differently or its generation moved, and the heal re-reads allocations
+when any generation of the tree moved (a write bumps only the providers
+it touches, so a claim of a child's class leaves the root alone). All
+backend calls go through a
 :class:`~rtframework.placement.counting.CountingBackend`; ``tracker.stats``
 holds the counts.
 """
@@ -26,14 +29,18 @@ import os_resource_classes as orc
 import os_traits
 from oslo_config import cfg
 
-from rtframework import accounting, heal_rules, history, retry
+from rtframework import accounting, heal_rules, history, retry, room
 from rtframework.compute import errors as cerrors
 from rtframework.compute import values as cv
 from rtframework.compute.store import ComputeStore
 from rtframework.compute.values import Flavor, Instance
 from rtframework.driver import ComputeDriver, DriverError, InstanceSpec
+from rtframework.moves import delete
+from rtframework.moves import errors as merrors
+from rtframework.moves.common import MoveContext
 from rtframework.placement import errors as perrors
 from rtframework.placement import types as t
+from rtframework.placement import validation
 from rtframework.placement.backend import PlacementBackend
 from rtframework.placement.counting import CallStats, CountingBackend
 from rtframework.provider_tree import ProviderData, ProviderTree
@@ -63,6 +70,10 @@ class InvalidInstanceState(TrackerError):
 
 class InvalidFlavor(TrackerError):
     """A flavor asks for no resources, a bad class or a bad amount."""
+
+
+class UnknownNode(TrackerError):
+    """The host has no node of the name asked for."""
 
 
 @dataclass(frozen=True)
@@ -103,8 +114,9 @@ class _NodeState:
     generations: dict[str, int] = field(default_factory=dict)
     dirty: set[str] = field(default_factory=set)  # failed to sync: retry next run
     pending_removal: list[str] = field(default_factory=list)
-    # The root generation the heal snapshot was taken at (None: take one).
-    heal_generation: int | None = None
+    # The tree's provider generations the heal snapshot was taken at
+    # (None: take one).
+    heal_generations: dict[str, int] | None = None
     # consumer -> provider -> class -> amount, on this node's providers
     held: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)
     nodes_held: dict[str, int] = field(default_factory=dict)
@@ -133,12 +145,13 @@ def validate_flavor(flavor: Flavor) -> None:
     if not flavor.resources:
         raise InvalidFlavor(f"flavor {flavor.name!r} asks for no resources")
     for rc, amount in flavor.resources.items():
-        if rc not in orc.STANDARDS and not orc.is_custom(rc):
-            raise InvalidFlavor(f"flavor {flavor.name!r}: {rc!r} is neither a standard "
-                                "resource class nor CUSTOM_*")
-        if not isinstance(amount, int) or isinstance(amount, bool) or amount < 1:
-            raise InvalidFlavor(f"flavor {flavor.name!r}: {rc} amount must be a positive "
-                                f"integer, got {amount!r}")
+        try:
+            validation.check_resource_class_name(rc)
+        except perrors.InvalidResourceClass as exc:
+            raise InvalidFlavor(f"flavor {flavor.name!r}: {exc}") from None
+        if not isinstance(amount, int) or isinstance(amount, bool) or not 1 <= amount <= t.MAX_INT:
+            raise InvalidFlavor(f"flavor {flavor.name!r}: {rc} amount must be an integer "
+                                f"from 1 to {t.MAX_INT}, got {amount!r}")
 
 
 class ResourceTracker:
@@ -168,6 +181,7 @@ class ResourceTracker:
         self._nodes: dict[str, _NodeState] = {}
         self._known_classes: set[str] = set()
         self._known_traits: set[str] = set()
+        self._disabled = False
         self._root_of: dict[str, str] = {}
         self._reported: set[tuple[str, str]] = set()
         self._lock = threading.RLock()
@@ -207,7 +221,10 @@ class ResourceTracker:
     def update_available_resource(self) -> list[NodeReport]:
         """Report every node, remove nodes that vanished, heal. One pass."""
         with self._lock:
-            self.compute.heartbeat(self.host)
+            service = self.compute.heartbeat(self.host)
+            # A disabled host says so on its nodes, as Nova's computes do,
+            # so that placement queries can leave it out too.
+            self._disabled = service.disabled
             self.driver.set_known_instances(self.known_instances())
             nodes = self.driver.get_available_nodes()
             reports = [self._update_node(nodename) for nodename in nodes]
@@ -221,32 +238,46 @@ class ResourceTracker:
         tree = ProviderTree()
         tree.new_root(nodename, root)
         self.driver.update_provider_tree(tree, nodename)
+        if self._disabled:
+            tree.add_traits(root, os_traits.COMPUTE_STATUS_DISABLED)
         self._root_of.update({uuid: root for uuid in tree.uuids()})
         reported_root = dict(tree.data(root).inventory)
-        try:
-            placed = self.backend.get_inventories(root)  # the one read of a quiet run
-        except perrors.ProviderNotFound:
-            placed = None
+        # The one read of a quiet run: every provider of the tree with its
+        # generation (empty when the root is not in placement).
+        listed = {p.uuid: p for p in self.backend.list_providers(t.ProviderQuery(in_tree=root))}
+        generations = {uuid: p.generation for uuid, p in listed.items()}
+        state = self._nodes.get(nodename) if root in generations else None
+        placed = self._placed_root(state, root, generations)
         tree.update_inventory(root, accounting.root_inventory(
             self.conf, reported_root, placed.inventories if placed else {}))
 
-        state = self._nodes.get(nodename) if placed is not None else None
         if state is None:
-            state = self._full_sync(tree, placed, reported_root, progress)
+            state = self._full_sync(tree, placed, listed, reported_root, progress)
         else:
-            self._incremental_sync(state, tree, placed, reported_root, progress)
+            self._incremental_sync(state, tree, placed, generations, reported_root, progress)
         self._nodes[nodename] = state
-        self._heal(state, tree, progress)
+        self._heal(state, tree, generations, progress)
         return progress.report(nodename, root)
 
+    def _placed_root(self, state: _NodeState | None, root: str,
+                     generations: Mapping[str, int]) -> t.ProviderInventories | None:
+        """The root's inventory in placement: what this tracker last sent
+        while the root's generation has not moved, else read."""
+        if root not in generations:
+            return None
+        if (state is not None and root not in state.dirty
+                and state.generations.get(root) == generations[root]):
+            return t.ProviderInventories(generations[root], state.sent.data(root).inventory)
+        try:
+            return self.backend.get_inventories(root)
+        except perrors.ProviderNotFound:
+            return None
+
     def _full_sync(self, tree: ProviderTree, placed: t.ProviderInventories | None,
-                   reported_root: dict, progress: _Progress) -> _NodeState:
+                   listed: Mapping[str, t.ResourceProvider], reported_root: dict,
+                   progress: _Progress) -> _NodeState:
         """First run for a node (or its root vanished): check every provider."""
-        root = tree.roots()[0].uuid
-        existing: dict[str, t.ResourceProvider] = {}
-        if placed is not None:
-            query = t.ProviderQuery(in_tree=root)
-            existing = {p.uuid: p for p in self.backend.list_providers(query)}
+        existing = listed if placed is not None else {}
         state = _NodeState(sent=ProviderTree())
         vanished = [p for p in existing.values() if not tree.exists(p.uuid)]
         self._sync(state, tree, tree.uuids(), set(existing), placed, reported_root, progress)
@@ -255,16 +286,17 @@ class ResourceTracker:
         return state
 
     def _incremental_sync(self, state: _NodeState, tree: ProviderTree,
-                          placed: t.ProviderInventories, reported_root: dict,
-                          progress: _Progress) -> None:
-        root = tree.roots()[0].uuid
+                          placed: t.ProviderInventories, generations: Mapping[str, int],
+                          reported_root: dict, progress: _Progress) -> None:
         changed = tree.changed(state.sent)
         to_sync = {u for u in changed if tree.exists(u)} | state.dirty
-        if placed.generation != state.generations.get(root):
-            to_sync.add(root)
+        # Anyone's write (a claim, a heal, an operator) on a provider of the
+        # tree moves its generation: check that provider again.
+        to_sync |= {u for u in tree.uuids() if generations.get(u) != state.generations.get(u)}
         vanished = [u for u in changed if not tree.exists(u)]
         if to_sync:
-            known = {u for u in state.sent.uuids() if u not in state.dirty} | {root}
+            known = {u for u in state.sent.uuids()
+                     if u not in state.dirty and u in generations}
             self._sync(state, tree, [u for u in tree.uuids() if u in to_sync], known,
                        placed, reported_root, progress)
         state.pending_removal = [u for u in state.pending_removal if not tree.exists(u)]
@@ -281,6 +313,10 @@ class ResourceTracker:
         for uuid in uuids:
             data = tree.data(uuid)
             try:
+                # Refused here, a provider the backend would refuse is
+                # neither created empty nor left half-written (inventory
+                # set, traits refused).
+                _check_provider(data)
                 if uuid not in existing:
                     self._create_provider(data, progress)
                 self._ensure_names(data)
@@ -403,18 +439,21 @@ class ResourceTracker:
         return reports
 
     # -- heal ---------------------------------------------------------------
-    def _heal(self, state: _NodeState, tree: ProviderTree, progress: _Progress) -> None:
+    def _heal(self, state: _NodeState, tree: ProviderTree, generations: Mapping[str, int],
+              progress: _Progress) -> None:
         """Apply heal_rules.decide to every consumer on this node's providers.
 
-        Allocations are re-read only when the root generation moved (every
-        allocation write touching the root bumps it); the records are read
-        from the compute store on every run, so a local delete is noticed.
+        Allocations are re-read only when a generation of the tree moved
+        (every allocation write bumps each provider it touches); the records
+        are read from the compute store on every run, so a local delete is
+        noticed. ``generations`` are those read at the start of the run; the
+        ones this run's own writes produced replace them.
         """
-        root = tree.roots()[0].uuid
-        generation = state.generations.get(root)
-        if generation is None or state.heal_generation != generation:
+        current = {**generations,
+                   **{u: g for u, g in state.generations.items() if tree.exists(u)}}
+        if state.heal_generations != current:
             self._snapshot(state, tree)
-            state.heal_generation = generation
+            state.heal_generations = current
         if not state.held:
             return
         ours = set(tree.uuids()) | set(state.pending_removal)
@@ -422,7 +461,7 @@ class ResourceTracker:
             if decision.action == heal_rules.REMOVE:
                 if self._heal_remove(consumer, ours, decision.reason):
                     progress.healed.append(consumer)
-                    state.heal_generation = None
+                    state.heal_generations = None
             elif decision.finding:
                 self._report(consumer, decision, progress)
             else:
@@ -488,7 +527,7 @@ class ResourceTracker:
             decision = self._decisions([consumer], {consumer: nodes})[consumer]
             if decision.action != heal_rules.REMOVE:
                 return False
-            self.backend.write_allocations([_removal(held)])
+            self.backend.write_allocations([held.emptied()])
             log_allocations(consumer, held.allocations, "heal removed",
                             f"{decision.reason} (host {self.host})")
             return True
@@ -547,30 +586,20 @@ class ResourceTracker:
                 raise
 
     def delete(self, ref: str) -> Instance:
-        """Destroy, mark DELETED, remove its allocations (and those of its
-        unfinished migrations, whose records go to error)."""
+        """Delete an instance of this host (or of none) at any phase: the
+        one delete of :func:`rtframework.moves.delete.delete` (guest
+        destroyed, marked DELETED, everything it and its unfinished
+        migrations hold removed, those migrations closed as ``error``)."""
         with self._lock:
             instance = self.compute.lookup_instance(ref)
             if instance.vm_state == cv.DELETED:
                 raise InvalidInstanceState(f"instance {instance.uuid} is already deleted")
             self._check_owned(instance, allow_unowned=True)
-            if instance.host is not None:
-                self.driver.destroy(self.instance_spec(instance))
-            moves = self.compute.list_migrations(
-                instance_uuid=instance.uuid, statuses=cv.UNFINISHED_MIGRATION_STATUSES)
-            # Marked first: if we stop before the allocations are gone, the
-            # owning host's heal removes them (owned + DELETED).
-            deleted = self.compute.update_instance(
-                instance.uuid, expected_vm_state=instance.vm_state,
-                expected_host=instance.host, vm_state=cv.DELETED, task_state=None)
-            self.release([instance.uuid, *(m.uuid for m in moves)], "instance deleted")
-            for move in moves:
-                try:
-                    self.compute.update_migration(move.uuid, expected_status=move.status,
-                                                  status="error")
-                except cerrors.StateConflict:
-                    LOG.warning("migration %s changed while its instance was deleted", move.uuid)
-            return deleted
+            ctx = MoveContext(self.conf, self.backend, self.compute, {self.host: self.driver})
+            try:
+                return delete.delete(ctx, instance.uuid)
+            except merrors.InstanceGone as exc:
+                raise InvalidInstanceState(str(exc)) from exc
 
     def shelve_offload(self, ref: str) -> Instance:
         """Destroy an ACTIVE instance, release its claim, clear its host."""
@@ -605,17 +634,18 @@ class ResourceTracker:
                     f"instance {instance.uuid} is {instance.vm_state} (task "
                     f"{instance.task_state}); only a SHELVED_OFFLOADED one can be unshelved")
             nodes = self._nodes_for(node)
+            shelved = instance
             try:
                 instance = self.compute.update_instance(
                     instance.uuid, expected_vm_state=cv.SHELVED_OFFLOADED,
-                    expected_task_state=None, host=self.host, node=nodes[0],
-                    task_state="unshelving")
+                    expected_task_state=None, expected_host=shelved.host, host=self.host,
+                    node=nodes[0], task_state="unshelving")
             except cerrors.StateConflict as exc:
                 raise InvalidInstanceState(str(exc)) from exc
             try:
                 chosen = self._claim_on(nodes, instance, "unshelve")
             except Exception:
-                self._back_to_shelved(instance)
+                self._back_to_shelved(shelved)
                 raise
             instance = self.compute.update_instance(instance.uuid, node=chosen)
             self._spawn_or_release(instance, "unshelve", vm_state=cv.SHELVED_OFFLOADED,
@@ -629,8 +659,12 @@ class ResourceTracker:
         """Claim ``resources`` for a new consumer on one node's tree (child
         providers included); NoCapacity if it cannot hold them."""
         root = self.node_root_uuid(nodename)
-        found = self.backend.get_allocation_candidates(
-            t.CandidateQuery(resources=dict(resources), in_tree=root))
+        try:
+            found = self.backend.get_allocation_candidates(
+                t.CandidateQuery(resources=dict(resources), in_tree=root))
+        except perrors.ResourceClassNotFound:
+            # No provider anywhere offers the class: say what this tree has.
+            found = t.AllocationCandidates((), {})
         for request in found.allocation_requests:
             try:
                 self.backend.put_allocations(
@@ -653,7 +687,7 @@ class ResourceTracker:
             held = [self.backend.get_consumer_allocations(c) for c in consumers]
             held = [h for h in held if h.allocations]
             if held:
-                self.backend.write_allocations([_removal(h) for h in held])
+                self.backend.write_allocations([h.emptied() for h in held])
             for h in held:
                 log_allocations(h.consumer_uuid, h.allocations, "removed", reason)
 
@@ -665,7 +699,7 @@ class ResourceTracker:
         if node is None:
             return nodes
         if node not in nodes:
-            raise TrackerError(f"host {self.host} has no node {node!r}; it has "
+            raise UnknownNode(f"host {self.host} has no node {node!r}; it has "
                                f"{', '.join(nodes)}")
         return [node]
 
@@ -695,8 +729,15 @@ class ResourceTracker:
                              f"{self.host}/{instance.node} failed: {exc}; its claim was "
                              "removed") from exc
 
-    def _back_to_shelved(self, instance: Instance) -> None:
-        self.compute.update_instance(instance.uuid, host=None, node=None, task_state=None)
+    def _back_to_shelved(self, shelved: Instance) -> None:
+        """Undo the unshelve's take: the record as it was before, host
+        included. A shelve offload that stopped before its release leaves
+        the host set and a claim behind; clearing the host would make
+        that claim nobody's, and no heal could remove it."""
+        self.compute.update_instance(
+            shelved.uuid, expected_vm_state=cv.SHELVED_OFFLOADED,
+            expected_task_state="unshelving", expected_host=self.host,
+            host=shelved.host, node=shelved.node, task_state=None)
 
     def _check_owned(self, instance: Instance, allow_unowned: bool = False) -> None:
         if instance.host == self.host or (allow_unowned and instance.host is None):
@@ -707,29 +748,18 @@ class ResourceTracker:
     def _no_capacity_message(self, nodename: str, root: str,
                              resources: Mapping[str, int]) -> str:
         try:
-            inventories = self.backend.get_inventories(root).inventories
+            why = room.explain(self.backend, root, resources)
         except perrors.ProviderNotFound:
             return (f"node {nodename} of host {self.host} is not in placement yet; run "
                     "'rtf compute update' on that host first")
-        usages = self.backend.get_provider_usages(root)
-        free = ", ".join(
-            f"{rc} {int(inv.capacity) - usages.get(rc, 0)} free of {int(inv.capacity)}"
-            for rc, inv in sorted(inventories.items()))
-        limits = [f"{rc}={amount} exceeds max_unit {inventories[rc].max_unit}"
-                  for rc, amount in sorted(resources.items())
-                  if rc in inventories and amount > inventories[rc].max_unit]
-        why = "; ".join(limits) + "; " if limits else ""
         return (f"node {nodename} of host {self.host} cannot hold {format_resources(resources)}"
-                f" ({why}root provider: {free})")
+                f" ({why})")
 
-
-def _removal(held: t.ConsumerAllocations) -> t.AllocationWrite:
-    return t.AllocationWrite(
-        consumer_uuid=held.consumer_uuid, allocations={},
-        project_id=held.project_id or "", user_id=held.user_id or "",
-        consumer_generation=held.generation,
-        consumer_type=held.consumer_type or "INSTANCE",
-    )
+def _check_provider(data: ProviderData) -> None:
+    """The backend contract's checks of everything one provider update writes."""
+    validation.check_provider_name(data.name)
+    validation.check_inventories(f"{data.uuid} ({data.name})", data.inventory)
+    validation.trait_set(data.traits)
 
 
 def _children_first(providers: Iterable[t.ResourceProvider]) -> list[str]:

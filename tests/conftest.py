@@ -9,17 +9,39 @@ from __future__ import annotations
 import os
 
 import pytest
+from hypothesis import settings
 from oslo_config import fixture as config_fixture
 
 from rtframework import conf as rtconf
 from tests.fixtures import databases
 from tests.fixtures.placement_server import http_backend, placement_server  # noqa: F401
 
+# Hypothesis: the default profile ("fixed") is derandomized (the same examples on
+# every run, so CI cannot pass or fail by luck) with a small budget; the
+# ``hypothesis`` tox env loads "thorough": random examples, a larger
+# budget, and the seed of any failure printed so it can be replayed.
+settings.register_profile("fixed", derandomize=True, max_examples=25, deadline=None,
+                          print_blob=True)
+settings.register_profile("thorough", derandomize=False, max_examples=250, deadline=None,
+                          print_blob=True)
+HYPOTHESIS_PROFILE = os.environ.get("RTF_HYPOTHESIS_PROFILE") or "fixed"
+settings.load_profile(HYPOTHESIS_PROFILE)
+
+
+def pytest_collection_modifyitems(config, items):
+    """Mark hypothesis tests ``property`` so one env can run only them;
+    on RTF_TEST_DB=galera without Galera installed, skip every test."""
+    for item in items:
+        if getattr(getattr(item, "obj", None), "is_hypothesis_test", False):
+            item.add_marker(pytest.mark.property)
+    _skip_without_galera(items)
+
 
 def pytest_report_header(config):
     return (
         f"rtframework test database: {databases.selected_engine()}, "
-        f"placement backend: {os.environ.get('RTF_TEST_BACKEND', 'sql')}"
+        f"placement backend: {os.environ.get('RTF_TEST_BACKEND', 'sql')}, "
+        f"hypothesis profile: {HYPOTHESIS_PROFILE}"
     )
 
 
@@ -55,7 +77,7 @@ def database_url(tmp_path):
         yield url
 
 
-def pytest_collection_modifyitems(config, items):
+def _skip_without_galera(items):
     if databases.selected_engine() != "galera":
         return
     from tests.fixtures import galera

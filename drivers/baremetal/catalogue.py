@@ -9,25 +9,22 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import uuid as uuidlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import os_resource_classes as orc
-import os_traits
 import yaml
 
 from rtframework.driver import DriverError
+from rtframework.placement.validation import STANDARD_TRAITS, is_custom_name
 
 AVAILABLE = "available"
 ACTIVE = "active"
 POWER_ERROR = "error"
 PROPERTIES = ("cpus", "memory_mb", "local_gb")
 
-_CUSTOM = re.compile(r"^CUSTOM_[A-Z0-9_]+$")
-_STANDARD_TRAITS = frozenset(os_traits.get_traits())
 
 
 class CatalogueError(DriverError):
@@ -77,7 +74,7 @@ class Catalogue:
 def normalize_resource_class(name: str) -> str:
     """``baremetal-gold`` -> ``CUSTOM_BAREMETAL_GOLD``; a valid custom class
     is kept as it is (normalizing it again would prefix CUSTOM_ twice)."""
-    if _CUSTOM.match(name):
+    if is_custom_name(name):
         return name
     return orc.normalize_name(name)
 
@@ -185,7 +182,7 @@ def _traits(traits: Any, where: str) -> frozenset[str]:
     if not isinstance(traits, list):
         raise NodeError(f"{where}: traits must be a list, not {traits!r}")
     bad = [t for t in traits
-           if not isinstance(t, str) or not (t in _STANDARD_TRAITS or _CUSTOM.match(t))]
+           if not isinstance(t, str) or not (t in STANDARD_TRAITS or is_custom_name(t))]
     if bad:
         raise NodeError(f"{where}: traits {', '.join(map(repr, bad))} are neither standard "
                         "traits nor CUSTOM_[A-Z0-9_]+")

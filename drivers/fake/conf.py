@@ -3,6 +3,7 @@
 from oslo_config import cfg
 
 from rtframework.conf.groups import register_group
+from rtframework.conf.types import MAX_INT
 
 fake_group = cfg.OptGroup(
     "fake_driver",
@@ -12,9 +13,10 @@ fake_group = cfg.OptGroup(
 )
 
 FAKE_OPTS = [
-    cfg.IntOpt("vcpus", default=16, min=1, help="VCPU total of each node."),
-    cfg.IntOpt("memory_mb", default=32768, min=1, help="MEMORY_MB total of each node."),
-    cfg.IntOpt("disk_gb", default=500, min=1, help="DISK_GB total of each node."),
+    cfg.IntOpt("vcpus", default=16, min=1, max=MAX_INT, help="VCPU total of each node."),
+    cfg.IntOpt("memory_mb", default=32768, min=1, max=MAX_INT,
+               help="MEMORY_MB total of each node."),
+    cfg.IntOpt("disk_gb", default=500, min=1, max=MAX_INT, help="DISK_GB total of each node."),
     cfg.ListOpt(
         "nodes",
         default=[],
@@ -34,8 +36,14 @@ FAKE_OPTS = [
         "node (e.g. CUSTOM_FPGA), to exercise nested providers. Unset: no child.",
     ),
     cfg.IntOpt(
-        "child_total", default=2, min=1,
+        "child_total", default=2, min=1, max=MAX_INT,
         help="Total of child_resource_class on the child provider.",
+    ),
+    cfg.IntOpt(
+        "child_count", default=1, min=1,
+        help="How many identical child providers offer child_resource_class "
+        "(like one per physical GPU): a request may then land on any of them. "
+        "One child is named NODE_CLASS; several are NODE_CLASS_0, NODE_CLASS_1...",
     ),
     cfg.ListOpt(
         "child_traits",

@@ -44,7 +44,17 @@ class FakeDriver(ComputeDriver):
         return str(uuidlib.uuid5(_NAMESPACE, f"{self.host}/{nodename}"))
 
     def child_name(self, nodename: str) -> str:
-        return f"{nodename}_{self._opts.child_resource_class}"
+        """The device child's name (the first one's, with several)."""
+        return self.child_names(nodename)[0]
+
+    def child_names(self, nodename: str) -> list[str]:
+        base = f"{nodename}_{self._opts.child_resource_class}"
+        count = self._opts.child_count
+        return [base] if count == 1 else [f"{base}_{i}" for i in range(count)]
+
+    def provider_uuid(self, name: str) -> str:
+        """The stable uuid of a provider this driver names."""
+        return str(uuidlib.uuid5(_NAMESPACE, f"{self.host}/{name}"))
 
     def update_provider_tree(self, tree: ProviderTree, nodename: str) -> None:
         opts = self._opts
@@ -56,15 +66,15 @@ class FakeDriver(ComputeDriver):
         })
         tree.update_traits(root, set(opts.traits))
         if opts.child_resource_class:
-            name = self.child_name(nodename)
-            child_uuid = str(uuidlib.uuid5(_NAMESPACE, f"{self.host}/{name}"))
-            if not tree.exists(child_uuid):
-                tree.new_child(name, root, child_uuid)
-            tree.update_inventory(child_uuid, {
-                opts.child_resource_class: Inventory(total=opts.child_total,
-                                                     max_unit=opts.child_total),
-            })
-            tree.update_traits(child_uuid, set(opts.child_traits))
+            for name in self.child_names(nodename):
+                child_uuid = self.provider_uuid(name)
+                if not tree.exists(child_uuid):
+                    tree.new_child(name, root, child_uuid)
+                tree.update_inventory(child_uuid, {
+                    opts.child_resource_class: Inventory(total=opts.child_total,
+                                                         max_unit=opts.child_total),
+                })
+                tree.update_traits(child_uuid, set(opts.child_traits))
 
     def list_instances(self) -> list[str]:
         return list(self.instances)

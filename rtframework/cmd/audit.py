@@ -1,7 +1,9 @@
 """``rtf check``, ``rtf audit``, ``rtf heal`` and ``rtf allocations history``.
 
-check, audit and heal exit with status 1 when they found something (heal:
-something it could not fix), so they can gate scripts and CI.
+check, audit and heal (also with --dry-run or --delete) exit with status
+1 exactly when they found something, so they can gate scripts and CI, and
+say "no findings" in one line when there was nothing. Every finding names
+the command that repairs it (the Fix column).
 """
 
 from __future__ import annotations
@@ -13,7 +15,8 @@ from cliff.lister import Lister
 from rtframework import audit, invariants
 from rtframework.cmd import names
 
-_FINDING_COLUMNS = ("Kind", "Consumer", "Consumer name", "Provider", "Provider name", "Detail")
+_FINDING_COLUMNS = ("Kind", "Consumer", "Consumer name", "Provider", "Provider name", "Detail",
+                    "Fix")
 _ACTION_COLUMNS = ("Consumer", "Consumer name", "Allocations", "Done", "Detail")
 
 
@@ -26,10 +29,27 @@ def _add_recheck(parser):
     return parser
 
 
-def _finding_rows(findings, label: names.Names):
+def _add_stale_after(parser):
+    parser.add_argument(
+        "--stale-after", type=float, default=invariants.STALE_AFTER, metavar="SECONDS",
+        help="Report a boot, task or move start whose record has not changed for this "
+        f"many seconds as interrupted (default {invariants.STALE_AFTER:g}: far longer "
+        "than any such step takes while its process runs).")
+    return parser
+
+
+def _fixes(findings, store) -> list[str]:
+    """The repairing command of each finding; a host's own finding about a
+    consumer takes the fix of the checker's finding about it."""
+    main = {f.consumer_uuid: audit.fix_for(f, store) for f in findings
+            if not f.kind.startswith(audit.HOST_FINDING_PREFIX)}
+    return [main.get(f.consumer_uuid) or audit.fix_for(f, store) for f in findings]
+
+
+def _finding_rows(findings, label: names.Names, store):
     return [(f.kind, f.consumer_uuid or "", label.consumer(f.consumer_uuid),
-             f.provider_uuid or "", label.provider(f.provider_uuid), f.detail)
-            for f in findings]
+             f.provider_uuid or "", label.provider(f.provider_uuid), f.detail, fix)
+            for f, fix in zip(findings, _fixes(findings, store), strict=True)]
 
 
 def _action_rows(actions, label: names.Names):
@@ -39,9 +59,17 @@ def _action_rows(actions, label: names.Names):
 
 
 class _ExitOnFindings(Lister):
-    """A Lister whose exit status is 1 when ``self.failed`` is set."""
+    """A Lister whose exit status is 1 when ``self.failed`` is set, and
+    that says "no findings" (in table form) when it lists nothing."""
 
     failed = False
+
+    def produce_output(self, parsed_args, column_names, data):
+        data = list(data)
+        if not data and getattr(parsed_args, "formatter", "table") == "table":
+            self.app.stdout.write("no findings\n")
+            return 0
+        return super().produce_output(parsed_args, column_names, data)
 
     def _names(self) -> names.Names:
         return names.Names(self.app.backend, self.app.compute)
@@ -55,48 +83,57 @@ class Check(_ExitOnFindings):
     """Check every accounting invariant; list the violations."""
 
     def get_parser(self, prog_name):
-        return _add_recheck(super().get_parser(prog_name))
+        return _add_stale_after(_add_recheck(super().get_parser(prog_name)))
 
     def take_action(self, parsed_args):
         found = invariants.check(self.app.backend, self.app.compute,
-                                 recheck_delay=parsed_args.recheck_delay)
+                                 recheck_delay=parsed_args.recheck_delay,
+                                 stale_after=parsed_args.stale_after)
         self.failed = bool(found)
-        return _FINDING_COLUMNS, _finding_rows(found, self._names())
+        return _FINDING_COLUMNS, _finding_rows(found, self._names(), self.app.compute)
 
 
 class Audit(_ExitOnFindings):
-    """List orphans, missing and multi-host allocations; --delete removes orphans.
+    """List orphans, leaks, wrong allocations; --delete removes the leaks.
 
-    Only instances that are not moving are judged; a move holds two hosts
-    on purpose.
+    Only instances that are not moving are judged for wrong allocations (a
+    move holds two hosts on purpose); interrupted operations are listed too.
     """
 
     def get_parser(self, prog_name):
-        parser = _add_recheck(super().get_parser(prog_name))
+        parser = _add_stale_after(_add_recheck(super().get_parser(prog_name)))
         parser.add_argument(
             "--delete", action="store_true",
-            help="Remove the allocations of orphans (consumers that are neither an "
-            "instance nor an unfinished migration), each guarded by its consumer "
-            "generation; lists what was removed.")
+            help="Remove the allocations of consumers that may hold nothing (neither an "
+            "instance nor an unfinished migration, a finished migration, a deleted or "
+            "an idle shelved instance), each guarded by its consumer generation and "
+            "recorded in the allocation history; lists what was removed and what is "
+            "left with its fix.")
         parser.add_argument("--who", default="audit",
                             help="Name recorded in the allocation history (default audit).")
         return parser
 
     def take_action(self, parsed_args):
         backend, store = self.app.backend, self.app.compute
-        found = audit.audit(backend, store, recheck_delay=parsed_args.recheck_delay)
+        found = audit.audit(backend, store, recheck_delay=parsed_args.recheck_delay,
+                            stale_after=parsed_args.stale_after)
+        self.failed = bool(found)
         if not parsed_args.delete:
-            self.failed = bool(found)
-            return _FINDING_COLUMNS, _finding_rows(found, self._names())
+            return _FINDING_COLUMNS, _finding_rows(found, self._names(), store)
         actions = audit.delete_orphans(backend, store, found, who=parsed_args.who,
                                        retries=self.app.conf.placement.conflict_retries)
-        self.failed = any(f.kind not in audit.ORPHAN_KINDS for f in found
-                          if not f.kind.startswith(audit.HOST_FINDING_PREFIX))
-        return _ACTION_COLUMNS, _action_rows(actions, self._names())
+        removed = {a.consumer_uuid for a in actions}
+        label = self._names()
+        # What --delete does not repair stays listed, with its fix.
+        rest = [(f.consumer_uuid or "", label.consumer(f.consumer_uuid), "{}", False,
+                 f"{f}; fix: {fix}")
+                for f, fix in zip(found, _fixes(found, store), strict=True)
+                if f.consumer_uuid not in removed]
+        return _ACTION_COLUMNS, _action_rows(actions, label) + rest
 
 
 class Heal(_ExitOnFindings):
-    """Claim the flavor of every ACTIVE instance that holds nothing on its node."""
+    """Make every idle live instance hold exactly its flavor on its own node."""
 
     def get_parser(self, prog_name):
         parser = _add_recheck(super().get_parser(prog_name))
@@ -108,9 +145,9 @@ class Heal(_ExitOnFindings):
 
     def take_action(self, parsed_args):
         actions = audit.heal(self.app.backend, self.app.compute, dry_run=parsed_args.dry_run,
-                             who=parsed_args.who, recheck_delay=parsed_args.recheck_delay)
-        self.failed = any(not a.done and not a.detail.startswith("would claim")
-                          for a in actions)
+                             who=parsed_args.who, recheck_delay=parsed_args.recheck_delay,
+                             retries=self.app.conf.placement.conflict_retries)
+        self.failed = bool(actions)
         return _ACTION_COLUMNS, _action_rows(actions, self._names())
 
 

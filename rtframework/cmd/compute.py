@@ -10,8 +10,9 @@ import time
 from cliff.command import Command
 from cliff.lister import Lister
 
+from rtframework import instance_recovery
 from rtframework.driver import load_driver
-from rtframework.moves import common, recovery
+from rtframework.moves import common
 from rtframework.tracker import ResourceTracker
 
 LOG = logging.getLogger(__name__)
@@ -26,13 +27,16 @@ def tracker_for(app, host: str | None = None) -> ResourceTracker:
     return ResourceTracker(conf, host, driver, app.backend, app.compute)
 
 
-def recover_moves(app, tracker: ResourceTracker) -> None:
-    """Finish or undo the moves of this host that a stop interrupted."""
+def recover(app, tracker: ResourceTracker) -> instance_recovery.HostRecovery:
+    """Finish or undo what a stop of this host interrupted: moves, boots,
+    shelves, unshelves; then destroy the guests placed elsewhere."""
     ctx = common.MoveContext(app.conf, app.backend, app.compute, {tracker.host: tracker.driver})
-    for done in recovery.reconcile(ctx, tracker.host):
+    done = instance_recovery.recover_host(tracker, ctx)
+    for move in done.moves:
         LOG.warning("host %s: %s %s of instance %s was %s: %s", tracker.host,
-                    done.migration_type, done.migration_uuid, done.instance_uuid,
-                    done.old_status, done.action)
+                    move.migration_type, move.migration_uuid, move.instance_uuid,
+                    move.old_status, move.action)
+    return done
 
 
 def _add_host(parser):
@@ -50,6 +54,21 @@ def _report_rows(reports):
              "; ".join(r.findings), "; ".join(r.errors)) for r in reports]
 
 
+def run_pass(tracker: ResourceTracker) -> tuple[list, str]:
+    """One periodic pass, and the one line that sums it up: nodes, placement
+    reads and writes, instances healed, findings, errors and duration."""
+    reads, writes = tracker.stats.reads, tracker.stats.writes
+    started = time.monotonic()
+    reports = tracker.update_available_resource()
+    took = time.monotonic() - started
+    line = (f"host {tracker.host} pass: {len(reports)} nodes, "
+            f"{tracker.stats.reads - reads} reads, {tracker.stats.writes - writes} writes, "
+            f"{sum(len(r.healed) for r in reports)} healed, "
+            f"{sum(len(r.findings) for r in reports)} findings, "
+            f"{sum(len(r.errors) for r in reports)} errors, {took * 1000:.0f} ms")
+    return reports, line
+
+
 class ComputeUpdate(Lister):
     """Run one periodic resource update of a host and show what it did."""
 
@@ -58,9 +77,10 @@ class ComputeUpdate(Lister):
 
     def take_action(self, parsed_args):
         tracker = tracker_for(self.app, parsed_args.host)
-        reports = tracker.update_available_resource()
-        LOG.info("placement calls: %d reads, %d writes", tracker.stats.reads,
-                 tracker.stats.writes)
+        reports, line = run_pass(tracker)
+        # The same line an agent logs per pass; on stderr, so that stdout
+        # stays the table (or json) alone.
+        self.app.stderr.write(line + "\n")
         # A node whose provider update failed is a failed step: exit 1.
         self.failed = any(r.errors for r in reports)
         return _REPORT_COLUMNS, _report_rows(reports)
@@ -81,11 +101,13 @@ class ComputeRun(Command):
 
     def take_action(self, parsed_args):
         tracker = tracker_for(self.app, parsed_args.host)
-        # Moves this host was part of when it stopped are finished or undone
-        # first, so that the periodic runs start from one-sided claims.
-        recover_moves(self.app, tracker)
+        # What this host was doing when it stopped (moves, boots, shelves,
+        # unshelves) is finished or undone first, so that the periodic runs
+        # start from records that say what each instance holds.
+        recover(self.app, tracker)
         if parsed_args.once:
-            reports = tracker.update_available_resource()
+            reports, line = run_pass(tracker)
+            LOG.info("%s", line)
             return 1 if any(r.errors for r in reports) else 0
         stop = threading.Event()
         for signum in (signal.SIGTERM, signal.SIGINT):
@@ -102,7 +124,7 @@ class ComputeRun(Command):
             try:
                 if time.monotonic() >= next_update:
                     next_update = time.monotonic() + interval
-                    tracker.update_available_resource()
+                    LOG.info("%s", run_pass(tracker)[1])
                 else:
                     tracker.compute.heartbeat(tracker.host)
             except Exception:  # the agent outlives one failed pass
@@ -111,6 +133,28 @@ class ComputeRun(Command):
         tracker.driver.cleanup_host()
         LOG.warning("compute agent of host %s stopped", tracker.host)
         return 0
+
+
+class ComputeReconcile(Lister):
+    """Settle what a stop of a host interrupted, as `compute run` does first.
+
+    Moves with a migration record are finished or undone, killed boots end
+    ERROR, shelves and unshelves are finished or undone, guests the records
+    place elsewhere are destroyed; lists what was done."""
+
+    def get_parser(self, prog_name):
+        return _add_host(super().get_parser(prog_name))
+
+    def take_action(self, parsed_args):
+        tracker = tracker_for(self.app, parsed_args.host)
+        done = recover(self.app, tracker)
+        rows = [(m.instance_uuid, f"{m.migration_type} {m.migration_uuid}", m.old_status,
+                 m.new_status, m.action) for m in done.moves]
+        rows += [(r.instance_uuid, "instance", r.before, r.after, r.action)
+                 for r in done.instances + done.strays]
+        if not rows:
+            self.app.stdout.write(f"host {tracker.host}: nothing to reconcile\n")
+        return ("Instance", "Record", "Was", "Now", "Action"), rows
 
 
 class ComputeNodesList(Lister):

@@ -44,10 +44,12 @@ def is_usage_error(exc: BaseException) -> bool:
     from rtframework.driver import DriverLoadError
     from rtframework.moves.errors import MoveError
     from rtframework.placement import errors as placement_errors
+    from rtframework.tracker import InvalidFlavor, UnknownNode
 
     usage = (rtconf.ConfigError, DriverLoadError, ValueError, compute_errors.NotFound,
              compute_errors.AmbiguousInstance, compute_errors.InvalidValue,
-             placement_errors.NotFound, placement_errors.InvalidRequest)
+             placement_errors.NotFound, placement_errors.InvalidRequest, InvalidFlavor,
+             UnknownNode)
     if isinstance(exc, MoveError) and exc.__cause__ is not None:
         # A move names the instance or migration it could not find.
         return is_usage_error(exc.__cause__)
@@ -142,6 +144,24 @@ class RtfApp(App):
             return 1
         return status
 
+    def prepare_to_run_command(self, cmd):
+        # A database failure the stores did not name (a read-only file, a
+        # dropped server) still reaches the operator as one line without
+        # SQL; --debug shows the SQLAlchemy exception as the cause.
+        take_action = cmd.take_action
+
+        def take_action_without_sql(parsed_args):
+            import sqlalchemy as sa
+
+            from rtframework import db
+
+            try:
+                return take_action(parsed_args)
+            except sa.exc.SQLAlchemyError as exc:
+                raise db.DatabaseError(f"database error: {db.describe(exc)}") from exc
+
+        cmd.take_action = take_action_without_sql
+
     def clean_up(self, cmd, result, err):
         self._error = err
         self._failed = bool(getattr(cmd, "failed", False))
@@ -158,10 +178,11 @@ class RtfApp(App):
         super().configure_logging()
         # Allocation changes are logged at INFO by the library; keep the
         # console quiet unless -v is given.
-        if self.options.verbose_level <= 1:
-            # alembic reports every migration step at INFO as well.
-            for name in ("rtframework", "alembic"):
-                logging.getLogger(name).setLevel(logging.WARNING)
+        # alembic reports every migration step at INFO as well. (NOTSET with
+        # -v: a second run in one process must not inherit the first's.)
+        quiet = logging.WARNING if self.options.verbose_level <= 1 else logging.NOTSET
+        for name in ("rtframework", "alembic"):
+            logging.getLogger(name).setLevel(quiet)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -103,4 +103,6 @@ class Simulate(Command):
         if parsed_args.plot:
             report.plot(result, parsed_args.plot)
             out.write(f"plot written to {parsed_args.plot}\n")
-        return 1 if result.violations or result.errors else 0
+        # A checker that never completed a pass proved nothing.
+        blind = result.observations.passes == 0 and result.observations.errors > 0
+        return 1 if result.violations or result.errors or blind else 0

@@ -37,6 +37,10 @@ services = sa.Table(
     sa.Column("host", NAME, primary_key=True),
     sa.Column("last_seen", Timestamp, nullable=False),
     sa.Column("forced_down", sa.Boolean, nullable=False, default=False),
+    # An operator took the host out of scheduling (rtf compute-services set).
+    sa.Column("disabled", sa.Boolean, nullable=False, default=False,
+              server_default=sa.false()),
+    sa.Column("disabled_reason", sa.String(255), nullable=True),
     sa.Column("created_at", Timestamp, nullable=False),
 )
 
@@ -75,6 +79,12 @@ migrations = sa.Table(
     sa.Column("claim_strategy", sa.String(32), nullable=False),
     sa.Column("created_at", Timestamp, nullable=False),
     sa.Column("updated_at", Timestamp, nullable=False),
+    # What the move's claim holds, provider uuid -> class -> amount: the
+    # instance's allocations when the move began, and the chosen
+    # candidate's allocation request (null until one is chosen, and on
+    # records older than revision 0003).
+    sa.Column("source_allocations", sa.JSON, nullable=True),
+    sa.Column("dest_allocations", sa.JSON, nullable=True),
     sa.Index("migrations_instance_uuid_idx", "instance_uuid"),
     sa.Index("migrations_status_idx", "status"),
 )

@@ -46,6 +46,7 @@ _INSTANCE_FIELDS = frozenset({
 _MIGRATION_FIELDS = frozenset({
     "status", "source_host", "source_node", "dest_host", "dest_node",
     "old_flavor", "new_flavor", "claim_strategy", "migration_type",
+    "source_allocations", "dest_allocations",
 })
 
 
@@ -68,8 +69,9 @@ def sync_schema(conf: cfg.ConfigOpts) -> str | None:
     """Upgrade the compute records schema to the newest revision; returns it."""
     engine = db.engine_for(conf, "database")
     try:
-        db.upgrade(SCRIPT_LOCATION, engine, VERSION_TABLE)
-        return db.current_revision(SCRIPT_LOCATION, engine, VERSION_TABLE)
+        with db.opening(conf, "database"):
+            db.upgrade(SCRIPT_LOCATION, engine, VERSION_TABLE)
+            return db.current_revision(SCRIPT_LOCATION, engine, VERSION_TABLE)
     finally:
         engine.dispose()
 
@@ -102,14 +104,19 @@ class ComputeStore:
         """Open ``[database]``; upgrade the schema first when auto_sync is on."""
         engine = db.engine_for(conf, "database")
         try:
-            if conf.database.auto_sync:
-                db.upgrade(SCRIPT_LOCATION, engine, VERSION_TABLE)
-            else:
-                db.require_current(SCRIPT_LOCATION, engine, VERSION_TABLE, "compute records")
+            with db.opening(conf, "database"):
+                cls._open(conf, engine)
         except Exception:
             engine.dispose()
             raise
         return cls(engine)
+
+    @staticmethod
+    def _open(conf: cfg.ConfigOpts, engine: sa.Engine) -> None:
+        if conf.database.auto_sync:
+            db.upgrade(SCRIPT_LOCATION, engine, VERSION_TABLE)
+        else:
+            db.require_current(SCRIPT_LOCATION, engine, VERSION_TABLE, "compute records")
 
     def close(self) -> None:
         self.engine.dispose()
@@ -256,6 +263,7 @@ class ComputeStore:
         claim_strategy: str = "migration",
         status: str = "pre-migrating",
         uuid: str | None = None,
+        source_allocations: Mapping[str, Mapping[str, int]] | None = None,
     ) -> Migration:
         _check_choice("migration_type", migration_type, v.MIGRATION_TYPES)
         _check_choice("migration status", status, v.MIGRATION_STATUSES)
@@ -275,6 +283,7 @@ class ComputeStore:
             "claim_strategy": claim_strategy,
             "created_at": now,
             "updated_at": now,
+            "source_allocations": _allocations_to_db(source_allocations),
         }
         with db.transaction(self.engine) as conn:
             conn.execute(models.migrations.insert().values(**row))
@@ -319,6 +328,9 @@ class ComputeStore:
         values = {
             k: (f.to_json() if isinstance(f, Flavor) else f) for k, f in fields.items()
         }
+        for key in ("source_allocations", "dest_allocations"):
+            if key in values:
+                values[key] = _allocations_to_db(values[key])
         values["updated_at"] = _to_db(utcnow())
         with db.transaction(self.engine) as conn:
             row = _compare_and_swap(conn, models.migrations, uuid, {"status": expected_status},
@@ -386,6 +398,26 @@ class ComputeStore:
         if result.rowcount == 0:
             raise errors.ServiceNotFound(f"no service for host {host!r}")
         return self.get_service(host)
+
+    def set_disabled(self, host: str, disabled: bool, reason: str | None = None) -> Service:
+        """Take a host out of scheduling (or back in); the reason is kept
+        while it is disabled."""
+        with db.transaction(self.engine) as conn:
+            result = conn.execute(
+                models.services.update().where(models.services.c.host == host)
+                .values(disabled=disabled, disabled_reason=reason if disabled else None)
+            )
+        if result.rowcount == 0:
+            raise errors.ServiceNotFound(f"no service for host {host!r}")
+        return self.get_service(host)
+
+    def unschedulable_hosts(self, down_after: float) -> set[str]:
+        """Hosts the scheduler must not pick: disabled, forced down, or
+        without a heartbeat for ``down_after`` seconds."""
+        now = utcnow()
+        return {s.host for s in self.list_services()
+                if s.disabled or s.forced_down
+                or (now - s.last_seen).total_seconds() > down_after}
 
     def get_service(self, host: str) -> Service:
         return _service(self._one(models.services.c.host, host, errors.ServiceNotFound,
@@ -562,7 +594,20 @@ def _migration(row: Mapping[str, Any]) -> Migration:
         claim_strategy=row["claim_strategy"],
         created_at=_from_db(row["created_at"]),
         updated_at=_from_db(row["updated_at"]),
+        source_allocations=_allocations_from_db(row.get("source_allocations")),
+        dest_allocations=_allocations_from_db(row.get("dest_allocations")),
     )
+
+
+def _allocations_to_db(allocations: Mapping[str, Mapping[str, int]] | None) -> dict | None:
+    if allocations is None:
+        return None
+    return {provider: {rc: int(n) for rc, n in resources.items()}
+            for provider, resources in allocations.items()}
+
+
+def _allocations_from_db(data: Mapping | None) -> dict[str, dict[str, int]] | None:
+    return None if data is None else _allocations_to_db(data)
 
 
 def _compute_node(row: Mapping[str, Any]) -> ComputeNode:
@@ -576,4 +621,5 @@ def _service(row: Mapping[str, Any]) -> Service:
     return Service(
         host=row["host"], last_seen=_from_db(row["last_seen"]),
         forced_down=bool(row["forced_down"]), created_at=_from_db(row["created_at"]),
+        disabled=bool(row["disabled"]), disabled_reason=row["disabled_reason"],
     )

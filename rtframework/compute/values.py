@@ -85,6 +85,11 @@ class Migration:
     claim_strategy: str
     created_at: datetime.datetime
     updated_at: datetime.datetime
+    # provider uuid -> class -> amount: what the instance held when the
+    # move began, and the chosen destination's allocation request (None
+    # until chosen, or on a record written before they were kept).
+    source_allocations: Mapping[str, Mapping[str, int]] | None = None
+    dest_allocations: Mapping[str, Mapping[str, int]] | None = None
 
     @property
     def finished(self) -> bool:
@@ -111,6 +116,8 @@ class Service:
     last_seen: datetime.datetime
     forced_down: bool
     created_at: datetime.datetime
+    disabled: bool = False
+    disabled_reason: str | None = None
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from oslo_config import cfg
 
-from rtframework.conf import opts
+from rtframework.conf import opts, unknown
 
 DEFAULT_CONFIG_FILE = "/etc/rtframework/rtframework.conf"
 
@@ -42,6 +42,7 @@ def load(
     except cfg.Error as exc:
         raise ConfigError(str(exc)) from exc
     validate(conf)
+    unknown.warn(conf)
     state_path = relative_to_config_file(conf, "state_path")
     if state_path != conf.state_path:
         # Every $state_path in other options follows the resolved directory.

@@ -4,8 +4,10 @@ import socket
 
 from oslo_config import cfg
 
+from rtframework.conf.types import MAX_INT, FiniteFloatOpt, NameOpt
+
 host_opts = [
-    cfg.StrOpt(
+    NameOpt(
         "host",
         default=socket.gethostname(),
         sample_default="<hostname>",
@@ -22,7 +24,7 @@ host_opts = [
         "use; the default is used only if it exists already, so that a "
         "command run without configuration never leaves databases there.",
     ),
-    cfg.StrOpt(
+    NameOpt(
         "compute_driver",
         default="fake",
         help="Name of the hypervisor driver, an entry point in the "
@@ -52,6 +54,7 @@ reserved_opts = [
         "reserved_host_memory_mb",
         default=512,
         min=0,
+        max=MAX_INT,
         help="Memory (MB) kept for the host itself, reported as reserved "
         "MEMORY_MB so that the scheduler never hands it out.",
     ),
@@ -59,12 +62,14 @@ reserved_opts = [
         "reserved_host_cpus",
         default=0,
         min=0,
+        max=MAX_INT,
         help="Host CPUs kept for the host itself, reported as reserved VCPU.",
     ),
     cfg.IntOpt(
         "reserved_host_disk_mb",
         default=0,
         min=0,
+        max=MAX_INT,
         help="Disk (MB) kept for the host itself. Reported as reserved "
         "DISK_GB, rounded up to whole gigabytes.",
     ),
@@ -81,27 +86,27 @@ _INITIAL_HELP = (
 )
 
 ratio_opts = [
-    cfg.FloatOpt(
+    FiniteFloatOpt(
         "cpu_allocation_ratio", min=0.0001,
         help=_RATIO_HELP.format(rc="VCPU", name="cpu"),
     ),
-    cfg.FloatOpt(
+    FiniteFloatOpt(
         "ram_allocation_ratio", min=0.0001,
         help=_RATIO_HELP.format(rc="MEMORY_MB", name="ram"),
     ),
-    cfg.FloatOpt(
+    FiniteFloatOpt(
         "disk_allocation_ratio", min=0.0001,
         help=_RATIO_HELP.format(rc="DISK_GB", name="disk"),
     ),
-    cfg.FloatOpt(
+    FiniteFloatOpt(
         "initial_cpu_allocation_ratio", default=4.0, min=0.0001,
         help=_INITIAL_HELP.format(rc="VCPU", name="cpu"),
     ),
-    cfg.FloatOpt(
+    FiniteFloatOpt(
         "initial_ram_allocation_ratio", default=1.0, min=0.0001,
         help=_INITIAL_HELP.format(rc="MEMORY_MB", name="ram"),
     ),
-    cfg.FloatOpt(
+    FiniteFloatOpt(
         "initial_disk_allocation_ratio", default=1.0, min=0.0001,
         help=_INITIAL_HELP.format(rc="DISK_GB", name="disk"),
     ),

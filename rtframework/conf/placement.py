@@ -4,6 +4,7 @@ from keystoneauth1 import loading as ks_loading
 from oslo_config import cfg
 
 from rtframework.conf.groups import register_group
+from rtframework.conf.types import NameOpt
 
 placement_group = cfg.OptGroup(
     "placement",
@@ -13,7 +14,7 @@ placement_group = cfg.OptGroup(
 )
 
 PLACEMENT_OPTS = [
-    cfg.StrOpt(
+    NameOpt(
         "backend",
         default="sql",
         help="Placement backend, an entry point in 'rtframework.placement': "

@@ -1,11 +1,12 @@
 """What every move kind shares: its context, its claim, its record's steps.
 
-A move's claim is rebuilt from its migration record (source and
-destination node, old and new flavor, claim strategy), so a process that
-did not start the move (the other host, or this one after a crash) can
-finish or undo it. Each resource class of a flavor lies on the provider of
-the node's tree that offers it (the root, or a device child), as a boot
-claims it.
+A move's claim is what placement holds, kept on its migration record:
+the instance's allocations when the move began (every provider of the
+source tree it held) and the chosen candidate's allocation request for
+the destination. A process that did not start the move (the other host,
+or this one after a crash) finishes or undoes it from the record; no
+claim is rebuilt from a flavor, except for a record written before the
+allocations were kept (see :func:`claim_for`).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any
 
 from oslo_config import cfg
 
-from rtframework import scheduler
+from rtframework import room, scheduler
 from rtframework.compute import errors as cerrors
 from rtframework.compute import values as v
 from rtframework.compute.store import ComputeStore
@@ -71,34 +72,36 @@ def strategy_for(ctx: MoveContext, migration: v.Migration) -> claims.ClaimStrate
     return claims.strategy(migration.claim_strategy, ctx.backend, ctx.conf)
 
 
-def claim_for(
-    ctx: MoveContext,
-    migration: v.Migration,
-    dest: Destination | None = None,
-) -> claims.MoveClaim:
-    """The claim of ``migration`` (to ``dest`` when the record has none yet)."""
+def claim_for(ctx: MoveContext, migration: v.Migration) -> claims.MoveClaim:
+    """The claim of ``migration``: the allocations its record keeps."""
     instance = ctx.store.get_instance(migration.instance_uuid)
-    source_root = ctx.store.node_root_uuid(migration.source_host, migration.source_node)
-    if dest is not None:
-        dest_root = dest.root_uuid
-    elif migration.dest_host and migration.dest_node:
-        dest_root = ctx.store.node_root_uuid(migration.dest_host, migration.dest_node)
-    else:
-        dest_root = None
+    source, dest = migration.source_allocations, migration.dest_allocations
+    if source is None:
+        source, dest = _legacy_halves(ctx, migration)
     return claims.MoveClaim(
         instance_uuid=instance.uuid,
         migration_uuid=migration.uuid,
         project_id=instance.project_id,
         user_id=instance.user_id,
-        source=place(ctx, source_root, migration.old_flavor.resources),
-        dest=place(ctx, dest_root, migration.new_flavor.resources) if dest_root else {},
+        source=claims.normalized(source),
+        dest=claims.normalized(dest or {}),
     )
 
 
-def place(ctx: MoveContext, root_uuid: str, resources: Mapping[str, int]) -> claims.Alloc:
-    """Where a flavor lies in a node's tree: each class on the root if the
-    root has it, else on the child provider that has it (the one a boot
-    claims it on, such as a device child)."""
+def _legacy_halves(ctx: MoveContext, migration: v.Migration) -> tuple[claims.Alloc, claims.Alloc]:
+    """Both halves of a record written before compute schema 0003 kept
+    them: each flavor class on the root of the node's tree if the root has
+    it, else on the first child (by uuid) that offers it, which is where
+    claims were written then."""
+    source_root = ctx.store.node_root_uuid(migration.source_host, migration.source_node)
+    dest: claims.Alloc = {}
+    if migration.dest_host and migration.dest_node:
+        dest_root = ctx.store.node_root_uuid(migration.dest_host, migration.dest_node)
+        dest = _in_tree(ctx, dest_root, migration.new_flavor.resources)
+    return _in_tree(ctx, source_root, migration.old_flavor.resources), dest
+
+
+def _in_tree(ctx: MoveContext, root_uuid: str, resources: Mapping[str, int]) -> claims.Alloc:
     try:
         on_root = ctx.backend.get_inventories(root_uuid).inventories
     except perrors.ProviderNotFound:
@@ -115,7 +118,6 @@ def place(ctx: MoveContext, root_uuid: str, resources: Mapping[str, int]) -> cla
             offered = ctx.backend.get_inventories(provider.uuid).inventories
             for rc in [rc for rc in missing if rc in offered]:
                 placed.setdefault(provider.uuid, {})[rc] = missing.pop(rc)
-        # No provider of the tree offers the rest: placement will say so.
         placed[root_uuid].update(missing)
     return claims.normalized(placed)
 
@@ -192,11 +194,15 @@ def begin(
         ctx, instance.uuid, expected_vm_state=instance.vm_state, expected_task_state=None,
         expected_host=instance.host, task_state=task_state,
     )
+    # Read once the instance is taken: nothing else changes its claim now
+    # (heal leaves an instance with a task state alone).
+    held = ctx.backend.get_consumer_allocations(instance.uuid).allocations
     migration = ctx.store.create_migration(
         instance.uuid, migration_type,
         source_host=instance.host, source_node=instance.node,
         old_flavor=instance.flavor, new_flavor=new_flavor,
         claim_strategy=claim_strategy, status=state.INITIAL[migration_type],
+        source_allocations=claims.normalized(held),
     )
     LOG.info("%s %s of instance %s from %s/%s started", migration_type, migration.uuid,
              instance.uuid, instance.host, instance.node)
@@ -249,14 +255,21 @@ def _claim_destination(
             f"instance {migration.instance_uuid} is on host {to_host!r} already")
     resources = migration.new_flavor.resources
     if to_host:
-        # A host the caller named is tried as is; placement still refuses
-        # a claim it has no room for.
+        # A host the caller named: its own trees' candidates.
         nodes = nodes_of(ctx, to_host)
-        found = [scheduler.Candidate(n.uuid, claims.on_root(n.uuid, resources), 0.0)
-                 for n in nodes]
+        found = [c for n in nodes
+                 for c in scheduler.candidates(ctx.backend, resources, in_tree=n.uuid)]
+        if not found:
+            raise scheduler.NoValidHost(
+                f"{migration.migration_type} of instance {migration.instance_uuid}: host "
+                f"{to_host!r} cannot hold {_format(resources)} ("
+                + "; ".join(f"node {n.nodename}: {_why(ctx, n.uuid, resources)}" for n in nodes)
+                + ")")
     else:
         nodes = ctx.store.list_compute_nodes()
-        excluded = {n.uuid for n in nodes if n.host == exclude_host}
+        # Never the source, nor a host that is down or disabled.
+        skipped = ctx.store.unschedulable_hosts(ctx.conf.service_down_time)
+        excluded = {n.uuid for n in nodes if n.host == exclude_host or n.host in skipped}
         found = scheduler.candidates(ctx.backend, resources, exclude_roots=excluded)
     node_by_root: Mapping[str, v.ComputeNode] = {n.uuid: n for n in nodes}
     # Trees that are not compute nodes (sharing providers) cannot host a guest.
@@ -266,21 +279,34 @@ def _claim_destination(
     def claim(candidate: scheduler.Candidate) -> Destination:
         node = node_by_root[candidate.root_uuid]
         dest = Destination(node.host, node.nodename, node.uuid)
+        wanted = claims.normalized(candidate.allocations)
         record = current["migration"]
-        if (record.dest_host, record.dest_node) != (dest.host, dest.node):
+        if (record.dest_host, record.dest_node, record.dest_allocations) != (
+                dest.host, dest.node, wanted):
             try:
                 record = ctx.store.update_migration(
                     record.uuid, expected_status=record.status,
-                    dest_host=dest.host, dest_node=dest.node)
+                    dest_host=dest.host, dest_node=dest.node, dest_allocations=wanted)
             except cerrors.StateConflict as exc:
                 raise errors.ConcurrentUpdate(str(exc)) from exc
             current["migration"] = record
-        strategy.start(claim_for(ctx, record, dest), reason=reason)
+        strategy.start(claim_for(ctx, record), reason=reason)
         return dest
 
     _, dest = scheduler.claim_first(
         found, claim, f"{migration.migration_type} of instance {migration.instance_uuid}")
     return current["migration"], dest
+
+
+def _format(resources: Mapping[str, int]) -> str:
+    return ", ".join(f"{rc}={n}" for rc, n in sorted(resources.items()))
+
+
+def _why(ctx: MoveContext, root_uuid: str, resources: Mapping[str, int]) -> str:
+    try:
+        return room.explain(ctx.backend, root_uuid, resources)
+    except perrors.ProviderNotFound:
+        return "not in placement"
 
 
 def fail(
@@ -297,6 +323,10 @@ def fail(
         return migration
     strategy_for(ctx, migration).revert(claim_for(ctx, migration), reason=reason)
     instance = ctx.store.get_instance(migration.instance_uuid)
+    if migration.dest_host and migration.dest_host != migration.source_host:
+        # The destination may have started the guest already (a live
+        # migration does at its start, a resize at its finish).
+        ctx.destroy(migration.dest_host, instance, migration.dest_node)
     if instance.vm_state != v.DELETED:
         # A step may have failed after the record already moved to the
         # destination (and before the status said so): the allocations are

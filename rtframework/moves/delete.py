@@ -15,7 +15,6 @@ from rtframework import retry
 from rtframework.compute import values as v
 from rtframework.moves import claims, common, errors, state
 from rtframework.moves.common import MoveContext
-from rtframework.placement import types as t
 
 LOG = logging.getLogger(__name__)
 
@@ -25,13 +24,28 @@ def unfinished_migrations(ctx: MoveContext, instance_uuid: str) -> list[v.Migrat
                                      statuses=v.UNFINISHED_MIGRATION_STATUSES)
 
 
-def delete(ctx: MoveContext, instance_ref: str) -> v.Instance:
-    """Delete the instance and every claim of it; returns the DELETED record."""
-    instance = common.lookup_instance(ctx, instance_ref)
-    deleted = common.update_instance(
-        ctx, instance.uuid, expected_vm_state=instance.vm_state,
-        expected_task_state=instance.task_state, vm_state=v.DELETED, task_state=None,
-    )
+def delete(ctx: MoveContext, instance_ref: str, attempts: int = 5) -> v.Instance:
+    """Delete the instance and every claim of it; returns the DELETED record.
+
+    The one delete: ``rtf delete`` (through the owning host's tracker) and
+    a delete in the middle of a move both come here. A move step that
+    changes the record between our read and our mark makes us read again,
+    so a racing move never makes a delete fail.
+    """
+    for attempt in range(attempts):
+        instance = common.lookup_instance(ctx, instance_ref)
+        try:
+            deleted = common.update_instance(
+                ctx, instance.uuid, expected_vm_state=instance.vm_state,
+                expected_task_state=instance.task_state, expected_host=instance.host,
+                vm_state=v.DELETED, task_state=None,
+            )
+            break
+        except errors.ConcurrentUpdate:
+            if attempt == attempts - 1:
+                raise
+            LOG.info("instance %s changed while being deleted; reading it again",
+                     instance.uuid)
     for migration in unfinished_migrations(ctx, instance.uuid):
         drop_move(ctx, migration)
     # Whatever the instance still holds outside a move (or if a move was
@@ -43,11 +57,15 @@ def delete(ctx: MoveContext, instance_ref: str) -> v.Instance:
 
 def drop_move(ctx: MoveContext, migration: v.Migration) -> None:
     """Remove everything of the instance and of ``migration``; close it."""
-    move = common.claim_for(ctx, migration)
+    instance = ctx.store.get_instance(migration.instance_uuid)
+    # Everything of both consumers goes, wherever it lies: no need to know
+    # the move's nodes (one of them may be gone).
+    move = claims.MoveClaim(instance_uuid=instance.uuid, migration_uuid=migration.uuid,
+                            project_id=instance.project_id, user_id=instance.user_id,
+                            source={}, dest={})
     common.strategy_for(ctx, migration).drop_instance(
         move, reason=f"instance {migration.instance_uuid} deleted during "
         f"{migration.migration_type} {migration.uuid}")
-    instance = ctx.store.get_instance(migration.instance_uuid)
     ctx.destroy(migration.source_host, instance, migration.source_node)
     ctx.destroy(migration.dest_host, instance, migration.dest_node)
     while not state.is_final(migration.status):
@@ -65,12 +83,8 @@ def remove_instance_allocations(ctx: MoveContext, instance: v.Instance, reason: 
         held = ctx.backend.get_consumer_allocations(instance.uuid)
         if held.generation is None:
             return
-        ctx.backend.write_allocations([t.AllocationWrite(
-            consumer_uuid=instance.uuid, allocations={},
-            project_id=held.project_id or instance.project_id,
-            user_id=held.user_id or instance.user_id,
-            consumer_generation=held.generation,
-        )])
+        ctx.backend.write_allocations([held.emptied(
+            project_id=instance.project_id, user_id=instance.user_id)])
         claims.log_change(instance.uuid, held.allocations, {}, reason)
 
     retry.on_conflict(attempt, ctx.conf.placement.conflict_retries, reason)

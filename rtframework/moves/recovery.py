@@ -12,6 +12,8 @@ by the recorded status, so that allocations end on exactly one side:
   complete it;
 * confirming / reverting: finish the confirm / the revert;
 * finished (verify-resize): leave it for the user;
+* any status, instance deleted (a delete stopped half-way): remove what
+  the instance and the migration hold and close the record (``error``);
 * a finished evacuation whose source is this host: the source returned,
   so it removes its own half (the instance lives elsewhere) and closes
   the record. This is the only rule here that removes a claim of an
@@ -28,7 +30,7 @@ import logging
 from dataclasses import dataclass
 
 from rtframework.compute import values as v
-from rtframework.moves import common, errors, evacuate, live, resize, state
+from rtframework.moves import common, delete, errors, evacuate, live, resize, state
 from rtframework.moves.common import MoveContext
 
 LOG = logging.getLogger(__name__)
@@ -70,6 +72,10 @@ def reconcile(ctx: MoveContext, host: str) -> list[Reconciled]:
 def _decide(ctx: MoveContext, host: str, migration: v.Migration):
     status, kind = migration.status, migration.migration_type
     reason = f"recovery on {host}: {kind} {migration.uuid} was {status}"
+    if ctx.store.get_instance(migration.instance_uuid).vm_state == v.DELETED:
+        # A delete stopped before it closed the move: finish the delete.
+        delete.drop_move(ctx, migration)
+        return "closed: its instance is deleted", ctx.store.get_migration(migration.uuid)
     if status == state.CONFIRMING:
         return "finished the confirm", resize.finish_confirm(ctx, migration)
     if status == state.REVERTING:

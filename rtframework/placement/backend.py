@@ -31,69 +31,63 @@ from rtframework.placement import types as t
 NAMESPACE = "rtframework.placement"
 
 
-class PlacementBackend(abc.ABC):
-    """What a resource tracker, the move logic and a scheduler need."""
+class PlacementClient(abc.ABC):
+    """What the resource tracker, the moves, the scheduler and audit use.
+
+    The rules they rely on, beyond each method's own:
+
+    * A write that gives a consumer nobody knows no allocations (generation
+      None, allocations empty) is a no-op: no consumer record is kept.
+    * A consumer that holds nothing reads as generation None, whether it
+      never existed or its allocations were all removed; its next write
+      names None again.
+    * Every allocation change, including :meth:`PlacementAdmin.delete_allocations`,
+      bumps the generation of every provider whose allocations changed, so
+      a reader that saw a root generation unchanged may skip re-reading
+      that tree's allocations.
+    * Uuids are accepted in any spelling :func:`oslo_utils.uuidutils.is_uuid_like`
+      takes and returned lower-case and dashed.
+    """
 
     def __init__(self, conf: cfg.ConfigOpts) -> None:
         self.conf = conf
 
+    @classmethod
+    def register_opts(cls, conf: cfg.ConfigOpts) -> None:  # noqa: B027 - optional hook
+        """Register the backend's own options on ``conf`` (called by
+        :func:`load_backend` before the backend is built)."""
+
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release connections."""
 
-    # -- resource classes and traits ------------------------------------
-    @abc.abstractmethod
-    def list_resource_classes(self) -> list[str]:
-        """Standard and custom resource class names."""
-
-    @abc.abstractmethod
+    # -- resource classes and traits -----------------------------------------
     def ensure_resource_class(self, name: str) -> None:
         """Create a CUSTOM_* class if missing; standard names are a no-op."""
 
-    @abc.abstractmethod
-    def delete_resource_class(self, name: str) -> None:
-        """Delete a custom class no inventory uses (ResourceClassInUse)."""
-
-    @abc.abstractmethod
-    def list_traits(self, prefix: str | None = None) -> list[str]:
-        """Standard and custom trait names, optionally by prefix."""
-
-    @abc.abstractmethod
     def ensure_trait(self, name: str) -> None:
         """Create a CUSTOM_* trait if missing; standard names are a no-op."""
 
-    # -- providers -------------------------------------------------------
-    @abc.abstractmethod
+    # -- providers -----------------------------------------------------------
     def create_provider(
         self, name: str, uuid: str | None = None, parent_uuid: str | None = None
     ) -> t.ResourceProvider:
         """Create a provider at generation 0 (DuplicateName, DuplicateUUID)."""
 
-    @abc.abstractmethod
     def get_provider(self, uuid: str) -> t.ResourceProvider:
         """One provider (ProviderNotFound)."""
 
-    @abc.abstractmethod
     def list_providers(self, query: t.ProviderQuery | None = None) -> list[t.ResourceProvider]:
         """Providers matching every filter given."""
 
-    @abc.abstractmethod
-    def update_provider(
-        self, uuid: str, *, name: str, parent_uuid: str | None = None
-    ) -> t.ResourceProvider:
-        """Rename a provider or give a root a parent."""
-
-    @abc.abstractmethod
     def delete_provider(self, uuid: str) -> None:
         """Delete a provider with no allocations (ProviderInUse) and no
         children (CannotDeleteParent); its inventory, traits and aggregate
         links go with it."""
 
-    # -- inventory -------------------------------------------------------
-    @abc.abstractmethod
+    # -- inventory and traits of a provider ----------------------------------
     def get_inventories(self, uuid: str) -> t.ProviderInventories:
         """The whole inventory and the provider generation."""
 
-    @abc.abstractmethod
     def set_inventories(
         self, uuid: str, generation: int, inventories: Mapping[str, t.Inventory]
     ) -> int:
@@ -103,42 +97,20 @@ class PlacementBackend(abc.ABC):
         below current usage is accepted and logged.
         """
 
-    @abc.abstractmethod
-    def set_inventory(
-        self, uuid: str, generation: int, resource_class: str, inventory: t.Inventory
-    ) -> int:
-        """Create or replace one class; returns the new generation."""
-
-    @abc.abstractmethod
-    def delete_inventory(self, uuid: str, generation: int, resource_class: str) -> int:
-        """Remove one class (InventoryInUse if allocated)."""
-
-    # -- traits and aggregates of a provider -----------------------------
-    @abc.abstractmethod
     def get_provider_traits(self, uuid: str) -> t.ProviderTraits: ...
 
-    @abc.abstractmethod
     def set_provider_traits(self, uuid: str, generation: int, traits: frozenset[str]) -> int:
         """Replace the provider's traits (TraitNotFound for unknown ones)."""
 
-    @abc.abstractmethod
-    def get_provider_aggregates(self, uuid: str) -> t.ProviderAggregates: ...
-
-    @abc.abstractmethod
-    def set_provider_aggregates(
-        self, uuid: str, generation: int, aggregates: frozenset[str]
-    ) -> int: ...
-
-    # -- allocations -----------------------------------------------------
+    # -- allocations ---------------------------------------------------------
     @abc.abstractmethod
     def get_consumer_allocations(self, consumer_uuid: str) -> t.ConsumerAllocations:
-        """What a consumer holds; empty with generation None if unknown."""
+        """What a consumer holds; empty with generation None if unknown or if
+        it holds nothing (an emptied consumer is forgotten)."""
 
-    @abc.abstractmethod
     def get_provider_allocations(self, uuid: str) -> dict[str, dict[str, int]]:
         """consumer uuid -> resource class -> amount on this one provider."""
 
-    @abc.abstractmethod
     def write_allocations(self, writes: Sequence[t.AllocationWrite]) -> None:
         """Replace the allocations of every consumer named, atomically.
 
@@ -171,23 +143,64 @@ class PlacementBackend(abc.ABC):
             )
         ])
 
-    @abc.abstractmethod
-    def delete_allocations(self, consumer_uuid: str) -> None:
-        """Remove everything a consumer holds, whatever its generation
-        (an operator's tool; the tracker writes with generations instead)."""
-
-    # -- usages and candidates -------------------------------------------
-    @abc.abstractmethod
+    # -- usages and candidates -----------------------------------------------
     def get_provider_usages(self, uuid: str) -> dict[str, int]:
         """resource class -> amount allocated, for every class in inventory."""
 
+    def get_allocation_candidates(self, query: t.CandidateQuery) -> t.AllocationCandidates:
+        """Trees that can satisfy the request, with what to write to claim."""
+
+
+class PlacementAdmin(abc.ABC):
+    """What operators' commands and tools use besides :class:`PlacementClient`."""
+
+    # -- resource classes and traits -----------------------------------------
+    def list_resource_classes(self) -> list[str]:
+        """Standard and custom resource class names."""
+
+    def delete_resource_class(self, name: str) -> None:
+        """Delete a custom class no inventory uses (ResourceClassInUse)."""
+
+    def list_traits(self, prefix: str | None = None) -> list[str]:
+        """Standard and custom trait names, optionally by prefix."""
+
+    # -- providers and inventory ---------------------------------------------
+    def update_provider(
+        self, uuid: str, *, name: str, parent_uuid: str | None = None
+    ) -> t.ResourceProvider:
+        """Rename a provider or give a root a parent."""
+
+    def set_inventory(
+        self, uuid: str, generation: int, resource_class: str, inventory: t.Inventory
+    ) -> int:
+        """Create or replace one class; returns the new generation."""
+
+    def delete_inventory(self, uuid: str, generation: int, resource_class: str) -> int:
+        """Remove one class (InventoryInUse if allocated)."""
+
+    # -- aggregates ----------------------------------------------------------
+    def get_provider_aggregates(self, uuid: str) -> t.ProviderAggregates: ...
+
+    def set_provider_aggregates(
+        self, uuid: str, generation: int, aggregates: frozenset[str]
+    ) -> int: ...
+
+    # -- allocations and usages ----------------------------------------------
     @abc.abstractmethod
+    def delete_allocations(self, consumer_uuid: str) -> None:
+        """Remove everything a consumer holds, whatever its generation (an
+        operator's tool; the tracker writes with generations instead). Like
+        every allocation change it bumps the generation of each provider
+        the consumer held; an unknown consumer is a no-op."""
+
     def get_project_usages(self, project_id: str, user_id: str | None = None) -> dict[str, int]:
         """resource class -> amount allocated to the project's consumers."""
 
-    @abc.abstractmethod
-    def get_allocation_candidates(self, query: t.CandidateQuery) -> t.AllocationCandidates:
-        """Trees that can satisfy the request, with what to write to claim."""
+
+class PlacementBackend(PlacementClient, PlacementAdmin):
+    """The whole contract: what a backend registered in ``rtframework.placement``
+    implements. The contract tests (``rtframework.placement.contract_tests``)
+    check every rule written here."""
 
 
 class BackendLoadError(Exception):
@@ -195,9 +208,22 @@ class BackendLoadError(Exception):
 
 
 def load_backend(conf: cfg.ConfigOpts, name: str | None = None) -> PlacementBackend:
-    """Instantiate the backend named by ``[placement] backend``."""
+    """Instantiate the backend named by ``[placement] backend``.
+
+    The entry point must name a :class:`PlacementBackend` subclass; its
+    ``register_opts`` runs before it is built.
+    """
     from rtframework import plugins
 
     name = name or conf.placement.backend
     backend_cls = plugins.load_class(NAMESPACE, name, "placement backend", BackendLoadError)
+    if not (isinstance(backend_cls, type) and issubclass(backend_cls, PlacementBackend)):
+        raise BackendLoadError(
+            f"placement backend {name!r} ({_qualname(backend_cls)}) is not a subclass of "
+            f"{PlacementBackend.__module__}.PlacementBackend")
+    backend_cls.register_opts(conf)
     return backend_cls(conf)
+
+
+def _qualname(obj: object) -> str:
+    return f"{getattr(obj, '__module__', '?')}.{getattr(obj, '__qualname__', repr(obj))}"

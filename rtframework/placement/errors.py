@@ -21,6 +21,13 @@ class BackendUnavailable(PlacementError):
     code = "rtframework.backend_unavailable"
 
 
+class BadAnswer(PlacementError):
+    """A remote Placement answered something that is not a Placement answer
+    (not JSON, an HTML page, a body of the wrong shape)."""
+
+    code = "rtframework.bad_answer"
+
+
 class InvalidRequest(PlacementError):
     """The request itself is malformed; retrying it cannot succeed."""
 

@@ -10,27 +10,34 @@ Every request carries ``OpenStack-API-Version: placement 1.39``. Lower
 versions lose what the contract relies on: consumer generations (1.28),
 consumer types (1.38), POST /allocations (1.13), provider trees and
 ``in_tree`` (1.14), forbidden traits (1.22), repeated ``member_of`` (1.24),
-provider summaries of whole trees (1.29) and ``required=in:`` (1.39).
+provider summaries of whole trees (1.29) and ``required=in:`` (1.39);
+request groups take numbered groups (1.25), ``in_tree{N}`` (1.31), string
+suffixes (1.33), ``mappings`` (1.34), ``root_required`` and resourceless
+groups (1.35) and ``same_subtree`` (1.36).
 """
 
 from __future__ import annotations
 
 import logging
-import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-import os_resource_classes
-import os_traits
 from keystoneauth1 import exceptions as ks_exc
 from keystoneauth1 import loading as ks_loading
 from oslo_config import cfg
 
 from rtframework import retry
+from rtframework.conf import placement as conf_placement
 from rtframework.placement import backend as contract
-from rtframework.placement import errors
+from rtframework.placement import errors, validation
 from rtframework.placement import types as t
-from rtframework.placement.httperrors import Kind, detail_of, error_for
+from rtframework.placement.httperrors import (
+    Kind,
+    answer_error,
+    error_for,
+    json_body,
+    response_detail,
+)
 
 LOG = logging.getLogger(__name__)
 
@@ -38,13 +45,24 @@ GROUP = "placement"
 MICROVERSION = "1.39"
 SERVICE_TYPE = "placement"
 
-_STANDARD_CLASSES = frozenset(os_resource_classes.STANDARDS)
-_STANDARD_TRAITS = frozenset(os_traits.get_traits())
-_CUSTOM_NAME = re.compile(r"^CUSTOM_[A-Z0-9_]{1,248}$")
 _INVENTORY_FIELDS = ("total", "reserved", "min_unit", "max_unit", "step_size",
                      "allocation_ratio")
 # keystoneauth's ways of saying "the service could not be reached".
 _UNREACHABLE = (ks_exc.ConnectionError, ks_exc.EndpointNotFound, ks_exc.DiscoveryFailure)
+
+
+_PROVIDER_KEYS = ("uuid", "name", "generation")
+
+
+def _int(value: Any) -> int:
+    """An integer of an answer (bool and float are not)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"expected an integer, got {value!r}")
+    return value
+
+
+def _generation(body: Mapping[str, Any]) -> int:
+    return _int(body["resource_provider_generation"])
 
 
 def _inventory_body(inv: t.Inventory) -> dict[str, Any]:
@@ -57,37 +75,19 @@ def _inventory(body: Mapping[str, Any]) -> t.Inventory:
 
 def _provider(body: Mapping[str, Any]) -> t.ResourceProvider:
     return t.ResourceProvider(
-        uuid=body["uuid"], name=body["name"], generation=body["generation"],
+        uuid=str(body["uuid"]), name=str(body["name"]), generation=_int(body["generation"]),
         parent_uuid=body.get("parent_provider_uuid"), root_uuid=body.get("root_provider_uuid"),
     )
 
 
 def _allocations(body: Mapping[str, Any]) -> dict[str, dict[str, int]]:
     """{provider: {"resources": {rc: n}}} -> provider -> rc -> n."""
-    return {rp: dict(entry["resources"]) for rp, entry in body.items()}
+    return {str(rp): {str(rc): _int(n) for rc, n in entry["resources"].items()}
+            for rp, entry in body.items()}
 
 
 def _allocations_body(allocations: t.Allocations) -> dict[str, Any]:
     return {rp: {"resources": dict(resources)} for rp, resources in allocations.items()}
-
-
-def _check_inventory(uuid: str, resource_class: str, inv: t.Inventory) -> None:
-    """The contract's inventory rules that Placement itself does not check.
-
-    Placement accepts an allocation_ratio of 0 and min_unit > max_unit, both
-    of which make the class unallocatable without saying so, and reports a
-    malformed class name as an unknown one.
-    """
-    where = f"inventory of {resource_class} on provider {uuid}"
-    if resource_class not in _STANDARD_CLASSES and not _CUSTOM_NAME.match(resource_class):
-        raise errors.InvalidResourceClass(
-            f"{where}: {resource_class!r} is neither a standard class nor CUSTOM_[A-Z0-9_]+")
-    if not inv.allocation_ratio > 0:
-        raise errors.InvalidInventory(
-            f"{where}: allocation_ratio {inv.allocation_ratio!r} must be > 0")
-    if inv.min_unit > inv.max_unit:
-        raise errors.InvalidInventory(
-            f"{where}: min_unit {inv.min_unit} > max_unit {inv.max_unit}")
 
 
 def _query_params(required: frozenset[str], forbidden: frozenset[str],
@@ -110,6 +110,11 @@ def _query_params(required: frozenset[str], forbidden: frozenset[str],
 class HTTPBackend(contract.PlacementBackend):
     """Placement at the endpoint ``[placement]``'s keystoneauth options find."""
 
+    @classmethod
+    def register_opts(cls, conf: cfg.ConfigOpts) -> None:
+        # [placement] with keystoneauth's session, auth and adapter options.
+        conf_placement.register_opts(conf)
+
     def __init__(self, conf: cfg.ConfigOpts) -> None:
         super().__init__(conf)
         auth = ks_loading.load_auth_from_conf_options(conf, GROUP)
@@ -128,11 +133,16 @@ class HTTPBackend(contract.PlacementBackend):
     # -- one request -------------------------------------------------------
     def _request(self, method: str, path: str, kind: Kind, *, json: Any = None,
                  params: Sequence[tuple[str, str]] | None = None,
-                 missing_ok: bool = False) -> Any:
+                 missing_ok: bool = False, expect: tuple[str, ...] = (),
+                 parse: Callable[[Any], Any] | None = None) -> Any:
         """Send one request; return its JSON body (None if it has none).
 
-        ``missing_ok`` turns a 404 into None for callers for which "already
-        gone" is success.
+        ``expect`` names the keys a JSON object answer must have; an answer
+        that is not JSON or lacks them is a :class:`errors.BadAnswer`
+        naming the endpoint, the status and what was expected.
+        ``parse`` turns the body into the value returned; a body it cannot
+        read is a BadAnswer too. ``missing_ok`` turns a 404 into None for
+        callers for which "already gone" is success.
         """
         what = f"{method} {path}"
         kwargs: dict[str, Any] = {"raise_exc": False}
@@ -149,37 +159,47 @@ class HTTPBackend(contract.PlacementBackend):
         if resp.status_code == 404 and missing_ok:
             return None
         if resp.status_code >= 400:
-            try:
-                body = resp.json()
-            except ValueError:
-                body = None
-            code, detail = detail_of(body, resp.text.strip() or resp.reason or "")
+            code, detail = response_detail(resp)
             raise error_for(resp.status_code, code, detail, kind, what)
         if not resp.content:
+            if expect:
+                raise answer_error(resp, what, expect, "an empty body")
             return None
-        return resp.json()
+        body = json_body(resp, what, expect)
+        if parse is None:
+            return body
+        try:
+            return parse(body)
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise answer_error(resp, what, ", ".join(expect) or "Placement's schema",
+                               f"a body of another shape ({type(exc).__name__}: {exc})"
+                               ) from exc
 
     # -- resource classes and traits ------------------------------------
     def list_resource_classes(self) -> list[str]:
-        body = self._request("GET", "/resource_classes", Kind.RESOURCE_CLASS)
-        return sorted(rc["name"] for rc in body["resource_classes"])
+        return self._request("GET", "/resource_classes", Kind.RESOURCE_CLASS,
+                             expect=("resource_classes",),
+                             parse=lambda b: sorted(str(c["name"]) for c in b["resource_classes"]))
 
     def ensure_resource_class(self, name: str) -> None:
-        if name in _STANDARD_CLASSES:
+        validation.check_resource_class_name(name)
+        if name in validation.STANDARD_CLASSES:
             return
         self._request("PUT", f"/resource_classes/{name}", Kind.RESOURCE_CLASS)
 
     def delete_resource_class(self, name: str) -> None:
+        validation.check_custom_resource_class_name(name)
         self._request("DELETE", f"/resource_classes/{name}", Kind.RESOURCE_CLASS)
         LOG.info("deleted resource class %s", name)
 
     def list_traits(self, prefix: str | None = None) -> list[str]:
         params = [("name", f"startswith:{prefix}")] if prefix else None
-        body = self._request("GET", "/traits", Kind.TRAIT, params=params)
-        return sorted(body["traits"])
+        return self._request("GET", "/traits", Kind.TRAIT, params=params, expect=("traits",),
+                             parse=lambda b: sorted(str(n) for n in b["traits"]))
 
     def ensure_trait(self, name: str) -> None:
-        if name in _STANDARD_TRAITS:
+        validation.check_trait_name(name)
+        if name in validation.STANDARD_TRAITS:
             return
         self._request("PUT", f"/traits/{name}", Kind.TRAIT)
 
@@ -187,68 +207,80 @@ class HTTPBackend(contract.PlacementBackend):
     def create_provider(
         self, name: str, uuid: str | None = None, parent_uuid: str | None = None
     ) -> t.ResourceProvider:
+        validation.check_provider_name(name)
         body: dict[str, Any] = {"name": name}
         if uuid is not None:
-            body["uuid"] = uuid
+            body["uuid"] = validation.normalize_uuid(uuid, "provider uuid")
         if parent_uuid is not None:
-            body["parent_provider_uuid"] = parent_uuid
-        created = _provider(self._request("POST", "/resource_providers", Kind.PROVIDER,
-                                          json=body))
+            body["parent_provider_uuid"] = validation.normalize_uuid(
+                parent_uuid, "parent provider uuid")
+        created = self._request("POST", "/resource_providers", Kind.PROVIDER, json=body,
+                                expect=_PROVIDER_KEYS, parse=_provider)
         LOG.info("created resource provider %s (%s), parent %s", created.uuid, name, parent_uuid)
         return created
 
     def get_provider(self, uuid: str) -> t.ResourceProvider:
-        return _provider(self._request("GET", f"/resource_providers/{uuid}", Kind.PROVIDER))
+        uuid = validation.normalize_uuid(uuid, "provider uuid")
+        return self._request("GET", f"/resource_providers/{uuid}", Kind.PROVIDER,
+                             expect=_PROVIDER_KEYS, parse=_provider)
 
     def list_providers(self, query: t.ProviderQuery | None = None) -> list[t.ResourceProvider]:
-        query = query or t.ProviderQuery()
+        query = validation.provider_query(query)
         params = _query_params(query.required_traits, query.forbidden_traits, query.member_of,
                                query.in_tree, query.resources)
         if query.uuid is not None:
             params.append(("uuid", query.uuid))
         if query.name is not None:
             params.append(("name", query.name))
-        body = self._request("GET", "/resource_providers", Kind.QUERY, params=params)
-        return [_provider(rp) for rp in body["resource_providers"]]
+        return self._request("GET", "/resource_providers", Kind.QUERY, params=params,
+                             expect=("resource_providers",),
+                             parse=lambda b: [_provider(rp) for rp in b["resource_providers"]])
 
     def update_provider(
         self, uuid: str, *, name: str, parent_uuid: str | None = None
     ) -> t.ResourceProvider:
+        uuid = validation.normalize_uuid(uuid, "provider uuid")
+        validation.check_provider_name(name)
         # Leaving parent_provider_uuid out keeps the current parent; sending
         # null would detach the provider from its tree (1.37).
         body: dict[str, Any] = {"name": name}
         if parent_uuid is not None:
-            body["parent_provider_uuid"] = parent_uuid
-        return _provider(self._request("PUT", f"/resource_providers/{uuid}", Kind.PROVIDER,
-                                       json=body))
+            body["parent_provider_uuid"] = validation.normalize_uuid(
+                parent_uuid, "parent provider uuid")
+        return self._request("PUT", f"/resource_providers/{uuid}", Kind.PROVIDER, json=body,
+                             expect=_PROVIDER_KEYS, parse=_provider)
 
     def delete_provider(self, uuid: str) -> None:
+        uuid = validation.normalize_uuid(uuid, "provider uuid")
         self._request("DELETE", f"/resource_providers/{uuid}", Kind.PROVIDER)
         LOG.info("deleted resource provider %s", uuid)
 
     # -- inventory -------------------------------------------------------
     def get_inventories(self, uuid: str) -> t.ProviderInventories:
-        body = self._request("GET", f"/resource_providers/{uuid}/inventories", Kind.INVENTORY)
-        return t.ProviderInventories(
-            generation=body["resource_provider_generation"],
-            inventories={rc: _inventory(inv) for rc, inv in body["inventories"].items()},
-        )
+        uuid = validation.normalize_uuid(uuid, "provider uuid")
+        return self._request(
+            "GET", f"/resource_providers/{uuid}/inventories", Kind.INVENTORY,
+            expect=("resource_provider_generation", "inventories"),
+            parse=lambda b: t.ProviderInventories(
+                generation=_int(b["resource_provider_generation"]),
+                inventories={rc: _inventory(inv) for rc, inv in b["inventories"].items()}))
 
     def set_inventories(
         self, uuid: str, generation: int, inventories: Mapping[str, t.Inventory]
     ) -> int:
-        for rc, inv in sorted(inventories.items()):
-            _check_inventory(uuid, rc, inv)
-        body = self._request(
+        uuid = validation.normalize_uuid(uuid, "provider uuid")
+        validation.check_generation(generation, f"generation of provider {uuid}")
+        inventories = validation.check_inventories(uuid, inventories)
+        return self._request(
             "PUT", f"/resource_providers/{uuid}/inventories", Kind.INVENTORY,
             json={"resource_provider_generation": generation,
                   "inventories": {rc: _inventory_body(inv) for rc, inv in inventories.items()}},
-        )
-        return body["resource_provider_generation"]
+            expect=("resource_provider_generation",), parse=_generation)
 
     def set_inventory(
         self, uuid: str, generation: int, resource_class: str, inventory: t.Inventory
     ) -> int:
+        validation.check_inventories(uuid, {resource_class: inventory})
         # Placement creates a class with POST and changes it with PUT; the
         # whole-inventory PUT below does either, with the caller's generation.
         current = self.get_inventories(uuid)
@@ -256,6 +288,8 @@ class HTTPBackend(contract.PlacementBackend):
             uuid, generation, {**current.inventories, resource_class: inventory})
 
     def delete_inventory(self, uuid: str, generation: int, resource_class: str) -> int:
+        validation.check_resource_class_name(resource_class)
+        validation.check_generation(generation, f"generation of provider {uuid}")
         # DELETE .../inventories/{rc} takes no generation, so it could remove
         # a class another writer has just changed. Replacing the whole
         # inventory minus the class is the same change with the caller's
@@ -270,21 +304,29 @@ class HTTPBackend(contract.PlacementBackend):
     # Both are a set of names under the provider, read and replaced with
     # the provider generation in the same body shape.
     def _get_set(self, uuid: str, name: str, kind: Kind) -> tuple[int, frozenset[str]]:
-        body = self._request("GET", f"/resource_providers/{uuid}/{name}", kind)
-        return body["resource_provider_generation"], frozenset(body[name])
+        uuid = validation.normalize_uuid(uuid, "provider uuid")
+        return self._request(
+            "GET", f"/resource_providers/{uuid}/{name}", kind,
+            expect=("resource_provider_generation", name),
+            parse=lambda b: (_int(b["resource_provider_generation"]),
+                             frozenset(str(v) for v in b[name])))
 
     def _put_set(self, uuid: str, name: str, kind: Kind, generation: int,
                  values: frozenset[str]) -> int:
-        body = self._request("PUT", f"/resource_providers/{uuid}/{name}", kind, json={
-            "resource_provider_generation": generation, name: sorted(values)})
-        return body["resource_provider_generation"]
+        uuid = validation.normalize_uuid(uuid, "provider uuid")
+        validation.check_generation(generation, f"generation of provider {uuid}")
+        return self._request(
+            "PUT", f"/resource_providers/{uuid}/{name}", kind,
+            json={"resource_provider_generation": generation, name: sorted(values)},
+            expect=("resource_provider_generation",), parse=_generation)
 
     def get_provider_traits(self, uuid: str) -> t.ProviderTraits:
         generation, traits = self._get_set(uuid, "traits", Kind.PROVIDER_TRAITS)
         return t.ProviderTraits(generation=generation, traits=traits)
 
     def set_provider_traits(self, uuid: str, generation: int, traits: frozenset[str]) -> int:
-        return self._put_set(uuid, "traits", Kind.PROVIDER_TRAITS, generation, traits)
+        return self._put_set(uuid, "traits", Kind.PROVIDER_TRAITS, generation,
+                             validation.trait_set(traits))
 
     def get_provider_aggregates(self, uuid: str) -> t.ProviderAggregates:
         generation, aggregates = self._get_set(uuid, "aggregates", Kind.AGGREGATES)
@@ -293,30 +335,39 @@ class HTTPBackend(contract.PlacementBackend):
     def set_provider_aggregates(
         self, uuid: str, generation: int, aggregates: frozenset[str]
     ) -> int:
-        return self._put_set(uuid, "aggregates", Kind.AGGREGATES, generation, aggregates)
+        return self._put_set(uuid, "aggregates", Kind.AGGREGATES, generation,
+                             validation.aggregates(aggregates))
 
     # -- allocations -----------------------------------------------------
     def get_consumer_allocations(self, consumer_uuid: str) -> t.ConsumerAllocations:
-        body = self._request("GET", f"/allocations/{consumer_uuid}", Kind.ALLOCATIONS)
-        if not body.get("allocations"):
-            return t.ConsumerAllocations(consumer_uuid=consumer_uuid, allocations={})
-        return t.ConsumerAllocations(
-            consumer_uuid=consumer_uuid,
-            allocations=_allocations(body["allocations"]),
-            generation=body.get("consumer_generation"),
-            project_id=body.get("project_id"),
-            user_id=body.get("user_id"),
-            consumer_type=body.get("consumer_type"),
-        )
+        consumer_uuid = validation.normalize_uuid(consumer_uuid, "consumer uuid")
+
+        def parse(body: Any) -> t.ConsumerAllocations:
+            if not body["allocations"]:
+                return t.ConsumerAllocations(consumer_uuid=consumer_uuid, allocations={})
+            return t.ConsumerAllocations(
+                consumer_uuid=consumer_uuid,
+                allocations=_allocations(body["allocations"]),
+                generation=_int(body.get("consumer_generation")),
+                project_id=body.get("project_id"),
+                user_id=body.get("user_id"),
+                consumer_type=body.get("consumer_type"),
+            )
+
+        return self._request("GET", f"/allocations/{consumer_uuid}", Kind.ALLOCATIONS,
+                             expect=("allocations",), parse=parse)
 
     def get_provider_allocations(self, uuid: str) -> dict[str, dict[str, int]]:
-        body = self._request("GET", f"/resource_providers/{uuid}/allocations", Kind.PROVIDER)
-        return _allocations(body["allocations"])
+        uuid = validation.normalize_uuid(uuid, "provider uuid")
+        return self._request("GET", f"/resource_providers/{uuid}/allocations", Kind.PROVIDER,
+                             expect=("allocations",),
+                             parse=lambda b: _allocations(b["allocations"]))
 
     def write_allocations(self, writes: Sequence[t.AllocationWrite]) -> None:
         # Always POST /allocations, even for one consumer: one request shape,
         # one set of semantics (all or nothing, empty means remove).
-        writes = [w for w in writes if not self._nothing_to_write(w)]
+        writes = [w for w in validation.allocation_writes(writes)
+                  if not self._nothing_to_write(w)]
         if not writes:
             return
         body = {
@@ -353,6 +404,7 @@ class HTTPBackend(contract.PlacementBackend):
         return not self.get_consumer_allocations(w.consumer_uuid).allocations
 
     def delete_allocations(self, consumer_uuid: str) -> None:
+        consumer_uuid = validation.normalize_uuid(consumer_uuid, "consumer uuid")
         # Placement's DELETE /allocations/{consumer} leaves the providers'
         # generations alone, while the contract (and the tracker's heal,
         # which re-reads allocations only when a root generation moved) wants
@@ -362,51 +414,69 @@ class HTTPBackend(contract.PlacementBackend):
             held = self.get_consumer_allocations(consumer_uuid)
             if not held.allocations:
                 return
-            self.write_allocations([t.AllocationWrite(
-                consumer_uuid=consumer_uuid, allocations={},
-                project_id=held.project_id or "", user_id=held.user_id or "",
-                consumer_generation=held.generation,
-                consumer_type=held.consumer_type or "INSTANCE",
-            )])
+            self.write_allocations([held.emptied()])
 
         retry.on_conflict(attempt, self.conf.placement.conflict_retries,
                           f"delete allocations of consumer {consumer_uuid}")
 
     # -- usages and candidates -------------------------------------------
     def get_provider_usages(self, uuid: str) -> dict[str, int]:
-        body = self._request("GET", f"/resource_providers/{uuid}/usages", Kind.PROVIDER)
-        return dict(sorted(body["usages"].items()))
+        uuid = validation.normalize_uuid(uuid, "provider uuid")
+        return self._request(
+            "GET", f"/resource_providers/{uuid}/usages", Kind.PROVIDER, expect=("usages",),
+            parse=lambda b: {str(rc): _int(n) for rc, n in sorted(b["usages"].items())})
 
     def get_project_usages(self, project_id: str, user_id: str | None = None) -> dict[str, int]:
+        validation.check_external_id(project_id, "project id")
         params = [("project_id", project_id), ("consumer_type", "all")]
         if user_id is not None:
-            params.append(("user_id", user_id))
-        body = self._request("GET", "/usages", Kind.QUERY, params=params)
+            params.append(("user_id", validation.check_external_id(user_id, "user id")))
         # 1.38 groups usages by consumer type; "all" is the sum of them.
-        usages = body["usages"].get("all", {})
-        return {rc: n for rc, n in usages.items() if rc != "consumer_count"}
+        return self._request(
+            "GET", "/usages", Kind.QUERY, params=params, expect=("usages",),
+            parse=lambda b: {rc: _int(n) for rc, n in b["usages"].get("all", {}).items()
+                             if rc != "consumer_count"})
 
     def get_allocation_candidates(self, query: t.CandidateQuery) -> t.AllocationCandidates:
+        query = validation.candidate_query(query)
         params = _query_params(query.required_traits, query.forbidden_traits, query.member_of,
                                query.in_tree, query.resources)
+        for suffix, group in sorted(query.groups.items()):
+            params += [(f"{name}{suffix}", value) for name, value in _query_params(
+                group.required_traits, group.forbidden_traits, group.member_of,
+                group.in_tree, group.resources)]
+        if query.group_policy is not None:
+            params.append(("group_policy", query.group_policy))
+        if query.root_required or query.root_forbidden:
+            params.append(("root_required", ",".join(
+                sorted(query.root_required) + [f"!{n}" for n in sorted(query.root_forbidden)])))
+        for suffixes in query.same_subtree:
+            params.append(("same_subtree", ",".join(sorted(suffixes))))
         if query.limit is not None:
             params.append(("limit", str(query.limit)))
-        body = self._request("GET", "/allocation_candidates", Kind.QUERY, params=params)
-        requests = tuple(
-            t.AllocationRequest(allocations=_allocations(req["allocations"]))
-            for req in body["allocation_requests"]
+        return self._request("GET", "/allocation_candidates", Kind.QUERY, params=params,
+                             expect=("allocation_requests", "provider_summaries"),
+                             parse=_candidates)
+
+
+def _candidates(body: Mapping[str, Any]) -> t.AllocationCandidates:
+    requests = tuple(
+        t.AllocationRequest(
+            allocations=_allocations(req["allocations"]),
+            mappings={str(s): tuple(p) for s, p in req.get("mappings", {}).items()})
+        for req in body["allocation_requests"]
+    )
+    summaries = {
+        rp: t.ProviderSummary(
+            uuid=rp,
+            root_uuid=summary["root_provider_uuid"],
+            parent_uuid=summary.get("parent_provider_uuid"),
+            resources={
+                rc: t.ResourceSummary(capacity=_int(r["capacity"]), used=_int(r["used"]))
+                for rc, r in summary["resources"].items()
+            },
+            traits=frozenset(summary.get("traits", ())),
         )
-        summaries = {
-            rp: t.ProviderSummary(
-                uuid=rp,
-                root_uuid=summary["root_provider_uuid"],
-                parent_uuid=summary.get("parent_provider_uuid"),
-                resources={
-                    rc: t.ResourceSummary(capacity=r["capacity"], used=r["used"])
-                    for rc, r in summary["resources"].items()
-                },
-                traits=frozenset(summary.get("traits", ())),
-            )
-            for rp, summary in body["provider_summaries"].items()
-        }
-        return t.AllocationCandidates(allocation_requests=requests, provider_summaries=summaries)
+        for rp, summary in body["provider_summaries"].items()
+    }
+    return t.AllocationCandidates(allocation_requests=requests, provider_summaries=summaries)

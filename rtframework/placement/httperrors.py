@@ -10,7 +10,9 @@ phrases of the message. The error raised keeps Placement's detail text.
 from __future__ import annotations
 
 import enum
+import html
 import re
+from typing import Any
 
 from rtframework.placement import errors
 
@@ -44,6 +46,61 @@ def detail_of(body: object, fallback: str) -> tuple[str | None, str]:
             detail = _WEBOB_PREAMBLE.sub("", str(first.get("detail") or "")).strip()
             return first.get("code"), detail or str(first.get("title") or fallback)
     return None, fallback
+
+
+_TITLE = re.compile(r"<title>(.*?)</title>", re.IGNORECASE | re.DOTALL)
+_TAGS = re.compile(r"<[^>]+>")
+
+
+def describe_body(resp: Any) -> str:
+    """One short line for an answer that is not what was expected: its
+    content type, size and (for an HTML page) its title, never the page."""
+    ctype = (resp.headers.get("Content-Type") or "no content type").split(";")[0]
+    text = resp.text or ""
+    if "html" in ctype or text.lstrip().startswith("<"):
+        found = _TITLE.search(text)
+        title = found.group(1) if found else _TAGS.sub(" ", text)
+        title = " ".join(html.unescape(title).split())[:80]
+        return f"an HTML page ({len(resp.content)} bytes{': ' + repr(title) if title else ''})"
+    first = " ".join(text.split())[:80]
+    return f"{ctype} ({len(resp.content)} bytes{': ' + repr(first) if first else ''})"
+
+
+def endpoint_of(resp: Any) -> str:
+    return getattr(resp, "url", None) or "the placement endpoint"
+
+
+def answer_error(resp: Any, what: str, expected: str, got: str) -> errors.BadAnswer:
+    """The one-line error for an answer of the wrong kind or shape."""
+    return errors.BadAnswer(
+        f"{what}: {endpoint_of(resp)} answered HTTP {resp.status_code} with {got}; "
+        f"expected a Placement JSON object with {expected or 'a body'}")
+
+
+def json_body(resp: Any, what: str, expect: tuple[str, ...]) -> Any:
+    """The JSON object of a successful answer having the ``expect`` keys."""
+    try:
+        body = resp.json()
+    except ValueError:
+        raise answer_error(resp, what, ", ".join(expect), describe_body(resp)) from None
+    if expect and not isinstance(body, dict):
+        raise answer_error(resp, what, ", ".join(expect), f"JSON {type(body).__name__}")
+    missing = [k for k in expect if k not in body]
+    if missing:
+        raise answer_error(resp, what, ", ".join(expect),
+                           f"a JSON object without {', '.join(missing)}")
+    return body
+
+
+def response_detail(resp: Any) -> tuple[str | None, str]:
+    """(code, detail) of a failed answer: Placement's JSON error, or one
+    line describing whatever else came back (a proxy's HTML page...)."""
+    try:
+        body = resp.json()
+    except ValueError:
+        body = None
+    fallback = f"{resp.reason or 'error'}, {describe_body(resp)} from {endpoint_of(resp)}"
+    return detail_of(body, fallback)
 
 
 def error_for(status: int, code: str | None, detail: str, kind: Kind, what: str

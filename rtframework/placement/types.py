@@ -16,6 +16,11 @@ MAX_INT = 2147483647
 Allocations = Mapping[str, Mapping[str, int]]
 
 
+def capacity_of(total: int, reserved: int, allocation_ratio: float) -> float:
+    """What may be allocated of an inventory: (total - reserved) * ratio."""
+    return (total - reserved) * allocation_ratio
+
+
 @dataclass(frozen=True)
 class Inventory:
     """One resource class on one provider, with Placement's defaults."""
@@ -30,7 +35,7 @@ class Inventory:
     @property
     def capacity(self) -> float:
         """What may be allocated: (total - reserved) * allocation_ratio."""
-        return (self.total - self.reserved) * self.allocation_ratio
+        return capacity_of(self.total, self.reserved, self.allocation_ratio)
 
 
 @dataclass(frozen=True)
@@ -74,6 +79,21 @@ class ConsumerAllocations:
     user_id: str | None = None
     consumer_type: str | None = None
 
+    def emptied(self, *, project_id: str | None = None,
+                user_id: str | None = None) -> AllocationWrite:
+        """The write that removes everything this consumer holds, at the
+        generation it was read at (the one "empty write" of a held consumer).
+
+        ``project_id``/``user_id`` stand in when the backend did not say.
+        """
+        return AllocationWrite(
+            consumer_uuid=self.consumer_uuid, allocations={},
+            project_id=self.project_id or project_id or "",
+            user_id=self.user_id or user_id or "",
+            consumer_generation=self.generation,
+            consumer_type=self.consumer_type or "INSTANCE",
+        )
+
 
 @dataclass(frozen=True)
 class AllocationWrite:
@@ -108,19 +128,56 @@ class ProviderQuery:
 
 
 @dataclass(frozen=True)
-class CandidateQuery:
-    """One unnumbered request group, as GET /allocation_candidates takes it.
+class RequestGroup:
+    """One numbered (granular) request group: every class it asks for comes
+    from ONE provider, which has the required traits, none of the forbidden
+    ones, is in an aggregate of each ``member_of`` any-of set (an aggregate
+    of its root counts) and, with ``in_tree``, sits in that provider's tree.
+    A group without resources (required traits only) names a provider and
+    allocates nothing."""
 
-    Resources may come from any provider of one tree (a root and its
-    descendants); the tree is the unit of a candidate.
+    resources: Mapping[str, int] = field(default_factory=dict)
+    required_traits: frozenset[str] = frozenset()
+    forbidden_traits: frozenset[str] = frozenset()
+    member_of: tuple[frozenset[str], ...] = ()
+    in_tree: str | None = None
+
+
+GROUP_POLICIES = ("none", "isolate")
+
+
+@dataclass(frozen=True)
+class CandidateQuery:
+    """A GET /allocation_candidates request.
+
+    The unnumbered group (``resources`` ... ``in_tree``): each class from one
+    provider of one tree, or from a sharing provider (trait
+    MISC_SHARES_VIA_AGGREGATE) in an aggregate with a provider of that tree.
+    ``groups``: numbered groups by suffix (``resources1=`` is ``groups["1"]``).
+    ``group_policy`` (needed with more than one numbered group): ``none``
+    lets numbered groups share a provider, ``isolate`` puts each on its own.
+    ``root_required``/``root_forbidden``: traits the candidate tree's root
+    has / lacks. ``same_subtree``: sets of suffixes whose providers all sit
+    under one of them.
     """
 
-    resources: Mapping[str, int]
+    resources: Mapping[str, int] = field(default_factory=dict)
     required_traits: frozenset[str] = frozenset()
     forbidden_traits: frozenset[str] = frozenset()
     member_of: tuple[frozenset[str], ...] = ()
     in_tree: str | None = None
     limit: int | None = None
+    groups: Mapping[str, RequestGroup] = field(default_factory=dict)
+    group_policy: str | None = None
+    root_required: frozenset[str] = frozenset()
+    root_forbidden: frozenset[str] = frozenset()
+    same_subtree: tuple[frozenset[str], ...] = ()
+
+    @property
+    def granular(self) -> bool:
+        """Asks for more than one unnumbered group can express."""
+        return bool(self.groups or self.root_required or self.root_forbidden
+                    or self.same_subtree)
 
 
 @dataclass(frozen=True)
@@ -140,9 +197,11 @@ class ProviderSummary:
 
 @dataclass(frozen=True)
 class AllocationRequest:
-    """What to write to claim one candidate."""
+    """What to write to claim one candidate; ``mappings`` says which
+    providers served which group suffix (``""`` the unnumbered group)."""
 
     allocations: Allocations
+    mappings: Mapping[str, tuple[str, ...]] = field(default_factory=dict, compare=False)
 
 
 @dataclass(frozen=True)

@@ -20,9 +20,8 @@ from typing import Any
 from oslo_config import cfg
 
 from rtframework import conf as rtconf
-from rtframework import history
+from rtframework import history, instance_recovery
 from rtframework.compute.store import ComputeStore
-from rtframework.moves import recovery
 from rtframework.moves.common import MoveContext
 from rtframework.placement.backend import load_backend
 from rtframework.simulate import chaos, ops
@@ -88,11 +87,12 @@ class Host:
         return self.faults_on and not getattr(self._quiet, "on", False)
 
     def reconcile(self, attempts: int = 5) -> None:
-        """Finish or undo this host's interrupted moves (retried: faults)."""
+        """Finish or undo what a stop of this host interrupted, as ``rtf
+        compute run`` does first (retried: faults)."""
         for attempt in range(attempts):
             try:
                 with history.recording(self.store, self.name):
-                    recovery.reconcile(self.ctx, self.name)
+                    instance_recovery.recover_host(self.tracker, self.ctx)
                 return
             except ops.EXPECTED as exc:
                 LOG.warning("reconcile of %s failed (attempt %d): %s", self.name, attempt + 1,

@@ -38,13 +38,14 @@ def summary_table(result: Result) -> str:
         ("claim strategy", opts.strategy),
         ("conflicts retried", result.conflicts),
         ("invariant check passes", obs.passes),
+        ("invariant checks that failed", obs.errors),
         ("violations during the run", len(obs.violations)),
         ("violations after the final restart", len(result.final)),
         ("allocation flips", f"{flips} ({len(obs.flips)} instances)"),
         ("wall time", f"{result.wall_time:.1f}s"),
     ]
     if opts.chaos:
-        rows[6:6] = [
+        rows[7:7] = [
             ("hosts killed (SIGKILL)", result.kills),
             ("generation bumps", result.bumps),
             ("transient findings while hosts were down",

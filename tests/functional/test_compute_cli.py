@@ -74,20 +74,21 @@ def test_compute_run_once(rtf):
     assert [n["Host"] for n in _json(rtf, "compute-nodes", "list")] == ["h1"]
 
 
-@pytest.mark.parametrize("args,message", [
-    (["boot", "x"], "give the flavor"),
-    (["boot", "x", "--resources", "VCPU"], "--resources wants CLASS=AMOUNT"),
-    (["boot", "x", "--resources", "VCPUS=1"], "'VCPUS' is neither"),
-    (["boot", "x", "--flavor-vcpus", "5"], "VCPU=5 exceeds max_unit 4"),
-    (["boot", "x", "--flavor-vcpus", "1", "--host", "h9"], "not in placement yet"),
-    (["boot", "x", "--flavor-vcpus", "1", "--node", "n7"], "has no node 'n7'"),
-    (["delete", "ghost"], "no instance with uuid or name 'ghost'"),
-    (["unshelve", "ghost"], "no instance with uuid or name 'ghost'"),
+# A refused boot is 1, a usage error (bad argument, unknown name) 2.
+@pytest.mark.parametrize("args,status,message", [
+    (["boot", "x"], 2, "give the flavor"),
+    (["boot", "x", "--resources", "VCPU"], 2, "--resources wants CLASS=AMOUNT"),
+    (["boot", "x", "--resources", "VCPUS=1"], 2, "invalid resource class 'VCPUS'"),
+    (["boot", "x", "--flavor-vcpus", "5"], 1, "VCPU=5 exceeds max_unit 4"),
+    (["boot", "x", "--flavor-vcpus", "1", "--host", "h9"], 1, "not in placement yet"),
+    (["boot", "x", "--flavor-vcpus", "1", "--node", "n7"], 2, "has no node 'n7'"),
+    (["delete", "ghost"], 2, "no instance with uuid or name 'ghost'"),
+    (["unshelve", "ghost"], 2, "no instance with uuid or name 'ghost'"),
 ])
-def test_bad_input_is_one_clear_line_and_changes_nothing(rtf, args, message):
+def test_bad_input_is_one_clear_line_and_changes_nothing(rtf, args, status, message):
     rtf("compute", "update")
     code, out, err = rtf(*args)
-    assert code != 0
+    assert code == status, err
     assert message in err
     assert len(err.strip().splitlines()) == 1, err
     assert _json(rtf, "instances", "list", "--all") == []
@@ -97,7 +98,7 @@ def test_unknown_driver_lists_installed_ones(rtf, tmp_path):
     ini = tmp_path / "rtf.conf"
     ini.write_text(ini.read_text().replace("host = h1\n", "host = h1\ncompute_driver = xen\n"))
     code, _, err = rtf("compute", "update")
-    assert code != 0
+    assert code == 2, err
     assert "unknown compute driver 'xen'; installed: " in err and "fake" in err
 
 
@@ -111,15 +112,19 @@ def test_compute_run_reports_until_sigterm(rtf, tmp_path, database_url):
     engine = sa.create_engine(database_url)
     try:
         deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and agent.poll() is None:
+        reported = False
+        while not reported and time.monotonic() < deadline and agent.poll() is None:
             try:
                 with engine.connect() as conn:
-                    if conn.execute(sa.text("SELECT count(*) FROM compute_nodes")).scalar():
-                        break
+                    reported = bool(conn.execute(
+                        sa.text("SELECT count(*) FROM compute_nodes")).scalar())
             except sa.exc.DBAPIError:
                 pass  # schema not there yet
-            time.sleep(0.2)
+            if not reported:
+                time.sleep(0.2)
         assert agent.poll() is None, agent.stderr.read()
+        # Running out of time is a failure, not a pass.
+        assert reported, "the agent reported no compute node within 60 s"
         agent.send_signal(signal.SIGTERM)
         _, err = agent.communicate(timeout=60)
     finally:
@@ -128,3 +133,42 @@ def test_compute_run_reports_until_sigterm(rtf, tmp_path, database_url):
             agent.kill()
     assert agent.returncode == 0, err
     assert "compute agent of host h1 stopped" in err
+
+
+def test_readme_boot_with_a_device_class(rtf, tmp_path):
+    # The README's `--resources VCPU=2,CUSTOM_FPGA=1`: refused on the
+    # default fake node (nothing offers the class), and booted once the
+    # fake driver reports a device child.
+    assert rtf("compute", "update")[0] == 0
+    code, _, err = rtf("boot", "web", "--resources", "VCPU=2,CUSTOM_FPGA=1")
+    assert code == 1
+    assert "no provider of the tree offers CUSTOM_FPGA" in err
+    with open(tmp_path / "rtf.conf", "a") as ini:
+        ini.write("child_resource_class = CUSTOM_FPGA\nchild_total = 1\n")
+    assert rtf("compute", "update")[0] == 0
+    booted = _json(rtf, "boot", "web", "--resources", "VCPU=2,CUSTOM_FPGA=1")
+    assert booted["Resources"] == "CUSTOM_FPGA=1,VCPU=2"
+    code, _, err = rtf("boot", "web2", "--resources", "VCPU=2,CUSTOM_FPGA=1")
+    assert code == 1
+    assert "h1_CUSTOM_FPGA is full for CUSTOM_FPGA=1: 0 free of 1" in err
+
+
+def test_compute_reconcile_settles_a_killed_boot(rtf, database_url):
+    assert _json(rtf, "compute", "update")[0]["Node"] == "h1"
+    booted = _json(rtf, "boot", "web", "--flavor-vcpus", "2", "--flavor-memory-mb", "512")
+    code, out, _ = rtf("compute", "reconcile")
+    assert (code, out.strip()) == (0, "host h1: nothing to reconcile")
+    # What a boot killed after its claim leaves: BUILDING, holding its flavor.
+    engine = sa.create_engine(database_url)
+    with engine.begin() as conn:
+        conn.execute(sa.text("UPDATE instances SET vm_state = 'BUILDING' WHERE uuid = :u"),
+                     {"u": booted["UUID"]})
+    engine.dispose()
+    (row,) = _json(rtf, "compute", "reconcile")
+    assert (row["Instance"], row["Was"], row["Now"], row["Action"]) == (
+        booted["UUID"], "BUILDING/-", "ERROR/-", "error")
+    (listed,) = _json(rtf, "instances", "list")
+    assert listed["VM state"] == "ERROR"
+    assert _json(rtf, "compute", "update")[0]["Node"] == "h1"
+    code, out, _ = rtf("check", "--recheck-delay", "-1")
+    assert code == 0, out

@@ -28,6 +28,7 @@ def test_thread_soak_of_every_operation_finds_no_violation(database_url, conf, c
     done = {kind for (kind, outcome), n in result.outcomes.items() if outcome == "ok"}
     assert {ops.BOOT, ops.MIGRATE, ops.RESIZE, ops.LIVE, ops.CONFIRM, ops.REVERT} <= done
     assert result.observations.passes > 0
+    assert result.observations.errors == 0  # every checker pass could read
     assert sum(result.observations.flips.values()) == 0
     # Every allocation change was recorded, by the host that made it.
     config.config(connection=database_url, group="database")
@@ -77,6 +78,7 @@ def test_process_soak_with_kills_and_faults_ends_clean(database_url):
     assert result.final == []
     assert result.violations == []
     assert result.errors == 0
+    assert result.observations.passes > 0 and result.observations.errors == 0
 
 
 def test_rtf_simulate_prints_tables_writes_a_plot_and_exits_zero(tmp_path, capsys):
@@ -99,3 +101,26 @@ def test_process_mode_refuses_sqlite():
     with pytest.raises(ValueError, match="PostgreSQL or MySQL"):
         runner.Soak(runner.Options(processes=True, database_url="sqlite:///x.sqlite"))
     assert os.environ.get("RTF_TEST_DB", "sqlite") in databases.ENGINES
+
+
+def test_a_checker_that_never_reads_fails_the_soak(monkeypatch, capsys):
+    from rtframework.simulate import monitor
+
+    def unreadable(self):
+        raise RuntimeError("placement unreachable")
+
+    monkeypatch.setattr(monitor.Monitor, "check_once", unreadable)
+    root = logging.getLogger()
+    handlers = list(root.handlers)
+    root.handlers[:] = []
+    try:
+        code = main(["simulate", "--hosts", "2", "--operations", "10", "--seed", "3",
+                     "--no-progress"])
+    finally:
+        root.handlers[:] = handlers
+    out = capsys.readouterr().out
+    assert code == 1, out
+    rows = {line.split("|")[1].strip(): line.split("|")[2].strip()
+            for line in out.splitlines() if line.count("|") == 3}
+    assert rows["invariant check passes"] == "0"
+    assert int(rows["invariant checks that failed"]) > 0

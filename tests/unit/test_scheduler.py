@@ -72,3 +72,13 @@ def test_no_valid_host_says_what_each_candidate_said():
         scheduler.claim_first(found, lose, "migration of vm")
     with pytest.raises(scheduler.NoValidHost, match="no host has room"):
         scheduler.claim_first([], lose, "migration of vm")
+
+
+def test_a_candidate_with_a_sharing_provider_is_for_the_compute_tree():
+    summaries = {
+        "pool": t.ProviderSummary("pool", "pool", None, {},
+                                  frozenset({"MISC_SHARES_VIA_AGGREGATE"})),
+        "node": t.ProviderSummary("node", "node", None, {}, frozenset()),
+    }
+    request = t.AllocationRequest({"node": {"VCPU": 1}, "pool": {"DISK_GB": 1}})
+    assert scheduler._root_of(request, summaries) == "node"

@@ -26,10 +26,10 @@ from dataclasses import dataclass
 
 import sqlalchemy as sa
 
-from rtframework.placement import errors
+from rtframework.placement import errors, validation
 from rtframework.placement import types as t
 from rtframework.placement.sql import models as m
-from rtframework.placement.sql import queries, validation, write_plan
+from rtframework.placement.sql import queries, write_plan
 from rtframework.placement.sql.write_plan import (
     ConsumerRow,
     ProviderRaced,
@@ -136,9 +136,6 @@ def _read_providers(conn: sa.Connection, uuids: list[str], ids: list[int]):
 def write_once(conn: sa.Connection, writes: Sequence[t.AllocationWrite]) -> None:
     """One attempt; raises ProviderRaced when a provider generation moved."""
     names = [w.consumer_uuid for w in writes]
-    if len(set(names)) != len(names):
-        raise errors.InvalidRequest(f"a consumer is named twice in one write: {names}")
-
     consumers, held = _read_held(conn, names)
     for w in writes:
         existing = consumers.get(w.consumer_uuid)

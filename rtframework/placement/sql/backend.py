@@ -8,24 +8,26 @@ capacity right between concurrent writers at READ COMMITTED.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import logging
 import os
 import uuid as uuidlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 
 import sqlalchemy as sa
 from oslo_config import cfg
 
 from rtframework import db, retry
+from rtframework.conf import database as conf_database
 from rtframework.placement import backend as contract
-from rtframework.placement import errors
+from rtframework.placement import errors, validation
 from rtframework.placement import types as t
 from rtframework.placement.sql import allocations as alloc
-from rtframework.placement.sql import candidates, queries, validation
+from rtframework.placement.sql import candidates, queries
 from rtframework.placement.sql import models as m
-from rtframework.placement.sql.dberrors import is_transient, translated
+from rtframework.placement.sql.dberrors import is_transient, reason, translated
 from rtframework.placement.sql.write_plan import ProviderRaced
 
 LOG = logging.getLogger(__name__)
@@ -43,27 +45,35 @@ def sync_schema(conf: cfg.ConfigOpts) -> None:
     """Bring the placement database to the newest schema (``rtf db sync``)."""
     engine = db.engine_for(conf, GROUP)
     try:
-        with translated():
+        with _opening(conf):
             upgrade_schema(engine)
     finally:
         engine.dispose()
 
 
-def _check_uuid(value: str, what: str) -> None:
+@contextlib.contextmanager
+def _opening(conf: cfg.ConfigOpts) -> Iterator[None]:
+    """A database that cannot be opened is BackendUnavailable naming
+    ``[placement_database] connection``."""
     try:
-        uuidlib.UUID(value)
-    except (TypeError, ValueError, AttributeError):
-        raise errors.InvalidRequest(f"{what} {value!r} is not a UUID") from None
+        with db.opening(conf, GROUP):
+            yield
+    except db.DatabaseError as exc:
+        raise errors.BackendUnavailable(str(exc)) from exc.__cause__
 
 
 class SQLBackend(contract.PlacementBackend):
     """Placement backed by ``[placement_database] connection``."""
 
+    @classmethod
+    def register_opts(cls, conf: cfg.ConfigOpts) -> None:
+        conf_database.register_opts(conf)
+
     def __init__(self, conf: cfg.ConfigOpts) -> None:
         super().__init__(conf)
         self.engine = db.engine_for(conf, GROUP)
         self.backoff = retry.Backoff(retries=conf.placement.conflict_retries)
-        with translated():
+        with _opening(conf):
             if conf[GROUP].auto_sync:
                 upgrade_schema(self.engine)
             else:
@@ -128,13 +138,13 @@ class SQLBackend(contract.PlacementBackend):
     def create_provider(
         self, name: str, uuid: str | None = None, parent_uuid: str | None = None
     ) -> t.ResourceProvider:
-        uuid = uuid or str(uuidlib.uuid4())
-        _check_uuid(uuid, "provider uuid")
-        if not name or len(name) > 200:
-            raise errors.InvalidRequest(f"provider name must be 1 to 200 characters: {name!r}")
+        uuid = validation.normalize_uuid(
+            str(uuidlib.uuid4()) if uuid is None else uuid, "provider uuid")
+        parent_uuid = validation.normalize_optional_uuid(parent_uuid, "parent provider uuid")
+        validation.check_provider_name(name)
         rp = m.resource_providers
         try:
-            with translated(), self._write() as conn:
+            with self._write() as conn:
                 self._check_unique(conn, name=name, uuid=uuid)
                 parent = queries.provider_row(conn, parent_uuid) if parent_uuid else None
                 new_id = conn.execute(
@@ -150,9 +160,13 @@ class SQLBackend(contract.PlacementBackend):
                 created = queries.to_provider(queries.provider_row(conn, uuid))
         except sa.exc.IntegrityError as exc:
             # Lost a race with a creator of the same name or uuid.
-            with self._read() as conn:
+            with translated(), self._read() as conn:
                 self._check_unique(conn, name=name, uuid=uuid)
-            raise errors.Conflict(f"could not create provider {uuid} ({name}): {exc.orig}") from exc
+            raise errors.Conflict(
+                f"could not create provider {uuid} ({name}): {reason(exc)}") from exc
+        except sa.exc.SQLAlchemyError as exc:
+            with translated():
+                raise exc
         LOG.info("created resource provider %s (%s), parent %s", uuid, name, parent_uuid)
         return created
 
@@ -178,11 +192,12 @@ class SQLBackend(contract.PlacementBackend):
         ).scalar_one()
 
     def get_provider(self, uuid: str) -> t.ResourceProvider:
+        uuid = validation.normalize_uuid(uuid, "provider uuid")
         with translated(), self._read() as conn:
             return queries.to_provider(queries.provider_row(conn, uuid))
 
     def list_providers(self, query: t.ProviderQuery | None = None) -> list[t.ResourceProvider]:
-        query = query or t.ProviderQuery()
+        query = validation.provider_query(query)
         rp = m.resource_providers
         stmt = queries.provider_select()
         if query.uuid is not None:
@@ -207,8 +222,9 @@ class SQLBackend(contract.PlacementBackend):
     def update_provider(
         self, uuid: str, *, name: str, parent_uuid: str | None = None
     ) -> t.ResourceProvider:
-        if not name or len(name) > 200:
-            raise errors.InvalidRequest(f"provider name must be 1 to 200 characters: {name!r}")
+        uuid = validation.normalize_uuid(uuid, "provider uuid")
+        parent_uuid = validation.normalize_optional_uuid(parent_uuid, "parent provider uuid")
+        validation.check_provider_name(name)
         rp = m.resource_providers
         with translated(), self._write() as conn:
             row = queries.provider_row(conn, uuid)
@@ -245,6 +261,7 @@ class SQLBackend(contract.PlacementBackend):
         return candidate in self._subtree_ids(conn, top)
 
     def delete_provider(self, uuid: str) -> None:
+        uuid = validation.normalize_uuid(uuid, "provider uuid")
         rp, a = m.resource_providers, m.allocations
         with translated(), self._write() as conn:
             row = queries.provider_row(conn, uuid)
@@ -277,6 +294,7 @@ class SQLBackend(contract.PlacementBackend):
 
     # -- inventory -------------------------------------------------------
     def get_inventories(self, uuid: str) -> t.ProviderInventories:
+        uuid = validation.normalize_uuid(uuid, "provider uuid")
         with translated(), self._read() as conn:
             row = queries.provider_row(conn, uuid)
             invs = queries.inventories_of(conn, [row.id]).get(row.id, {})
@@ -285,20 +303,25 @@ class SQLBackend(contract.PlacementBackend):
     def set_inventories(
         self, uuid: str, generation: int, inventories: Mapping[str, t.Inventory]
     ) -> int:
+        uuid = validation.normalize_uuid(uuid, "provider uuid")
+        validation.check_generation(generation, f"generation of provider {uuid}")
+        inventories = validation.check_inventories(uuid, inventories)
         with translated(), self._write() as conn:
-            return self._replace_inventories(
-                conn, uuid, generation, dict(inventories), replace=True
-            )
+            return self._replace_inventories(conn, uuid, generation, inventories, replace=True)
 
     def set_inventory(
         self, uuid: str, generation: int, resource_class: str, inventory: t.Inventory
     ) -> int:
+        uuid = validation.normalize_uuid(uuid, "provider uuid")
+        validation.check_generation(generation, f"generation of provider {uuid}")
+        inventories = validation.check_inventories(uuid, {resource_class: inventory})
         with translated(), self._write() as conn:
-            return self._replace_inventories(
-                conn, uuid, generation, {resource_class: inventory}, replace=False
-            )
+            return self._replace_inventories(conn, uuid, generation, inventories, replace=False)
 
     def delete_inventory(self, uuid: str, generation: int, resource_class: str) -> int:
+        uuid = validation.normalize_uuid(uuid, "provider uuid")
+        validation.check_generation(generation, f"generation of provider {uuid}")
+        validation.check_resource_class_name(resource_class)
         with translated(), self._write() as conn:
             row = queries.provider_row(conn, uuid)
             current = queries.inventories_of(conn, [row.id]).get(row.id, {})
@@ -315,9 +338,6 @@ class SQLBackend(contract.PlacementBackend):
         inventories: dict[str, t.Inventory], *, replace: bool,
     ) -> int:
         row = queries.provider_row(conn, uuid)
-        for rc, inv in sorted(inventories.items()):
-            validation.check_resource_class_name(rc)
-            validation.check_inventory(queries.label(row), rc, inv)
         custom = [rc for rc in inventories if rc not in validation.STANDARD_CLASSES]
         missing = set(custom) - queries.custom_names(conn, m.resource_classes, custom)
         if missing:
@@ -377,13 +397,16 @@ class SQLBackend(contract.PlacementBackend):
 
     # -- traits and aggregates of a provider -----------------------------
     def get_provider_traits(self, uuid: str) -> t.ProviderTraits:
+        uuid = validation.normalize_uuid(uuid, "provider uuid")
         with translated(), self._read() as conn:
             row = queries.provider_row(conn, uuid)
             traits = queries.traits_of(conn, [row.id])[row.id]
             return t.ProviderTraits(generation=row.generation, traits=traits)
 
     def set_provider_traits(self, uuid: str, generation: int, traits: frozenset[str]) -> int:
-        traits = frozenset(traits)
+        uuid = validation.normalize_uuid(uuid, "provider uuid")
+        validation.check_generation(generation, f"generation of provider {uuid}")
+        traits = validation.trait_set(traits)
         pt = m.provider_traits
         with translated(), self._write() as conn:
             row = queries.provider_row(conn, uuid)
@@ -403,6 +426,7 @@ class SQLBackend(contract.PlacementBackend):
             return new_gen
 
     def get_provider_aggregates(self, uuid: str) -> t.ProviderAggregates:
+        uuid = validation.normalize_uuid(uuid, "provider uuid")
         with translated(), self._read() as conn:
             row = queries.provider_row(conn, uuid)
             return t.ProviderAggregates(
@@ -412,9 +436,9 @@ class SQLBackend(contract.PlacementBackend):
     def set_provider_aggregates(
         self, uuid: str, generation: int, aggregates: frozenset[str]
     ) -> int:
-        aggregates = frozenset(aggregates)
-        for agg in aggregates:
-            _check_uuid(agg, "aggregate")
+        uuid = validation.normalize_uuid(uuid, "provider uuid")
+        validation.check_generation(generation, f"generation of provider {uuid}")
+        aggregates = validation.aggregates(aggregates)
         pa, agg_t = m.provider_aggregates, m.placement_aggregates
         with translated(), self._write() as conn:
             row = queries.provider_row(conn, uuid)
@@ -434,6 +458,7 @@ class SQLBackend(contract.PlacementBackend):
 
     # -- allocations -----------------------------------------------------
     def get_consumer_allocations(self, consumer_uuid: str) -> t.ConsumerAllocations:
+        consumer_uuid = validation.normalize_uuid(consumer_uuid, "consumer uuid")
         c = m.consumers
         with translated(), self._read() as conn:
             row = conn.execute(sa.select(c).where(c.c.uuid == consumer_uuid)).first()
@@ -448,6 +473,7 @@ class SQLBackend(contract.PlacementBackend):
         )
 
     def get_provider_allocations(self, uuid: str) -> dict[str, dict[str, int]]:
+        uuid = validation.normalize_uuid(uuid, "provider uuid")
         a = m.allocations
         found: dict[str, dict[str, int]] = {}
         with translated(), self._read() as conn:
@@ -464,15 +490,18 @@ class SQLBackend(contract.PlacementBackend):
         # A provider race (ProviderRaced) is retried by _retried, as
         # Placement does server-side; a consumer generation conflict must
         # reach the caller, who has to re-read and decide.
+        writes = validation.allocation_writes(writes)
         with translated(), self._write() as conn:
-            alloc.write_once(conn, list(writes))
+            alloc.write_once(conn, writes)
 
     def delete_allocations(self, consumer_uuid: str) -> None:
+        consumer_uuid = validation.normalize_uuid(consumer_uuid, "consumer uuid")
         with translated(), self._write() as conn:
             alloc.delete_consumer(conn, consumer_uuid, "deleted by operator")
 
     # -- usages and candidates -------------------------------------------
     def get_provider_usages(self, uuid: str) -> dict[str, int]:
+        uuid = validation.normalize_uuid(uuid, "provider uuid")
         with translated(), self._read() as conn:
             row = queries.provider_row(conn, uuid)
             invs = queries.inventories_of(conn, [row.id]).get(row.id, {})
@@ -480,6 +509,9 @@ class SQLBackend(contract.PlacementBackend):
         return {rc: used.get((row.id, rc), 0) for rc in sorted(invs)}
 
     def get_project_usages(self, project_id: str, user_id: str | None = None) -> dict[str, int]:
+        validation.check_external_id(project_id, "project id")
+        if user_id is not None:
+            validation.check_external_id(user_id, "user id")
         a, c = m.allocations, m.consumers
         stmt = (
             sa.select(a.c.resource_class, sa.func.sum(a.c.used))
@@ -493,6 +525,7 @@ class SQLBackend(contract.PlacementBackend):
             return {rc: int(used) for rc, used in conn.execute(stmt)}
 
     def get_allocation_candidates(self, query: t.CandidateQuery) -> t.AllocationCandidates:
+        query = validation.candidate_query(query)
         with translated(), self._read() as conn:
             return candidates.find(conn, query)
 

@@ -14,7 +14,10 @@ Rules taken from OpenStack Placement's unnumbered group:
   candidate may have one.
 * ``in_tree``: only the tree of that provider.
 
-Sharing providers (MISC_SHARES_VIA_AGGREGATE) are not modelled.
+Numbered groups, ``group_policy``, ``root_required``, ``same_subtree`` and
+sharing providers (MISC_SHARES_VIA_AGGREGATE) are served by
+:mod:`rtframework.placement.sql.granular`: this module's search handles a
+request of one unnumbered group in a cloud without sharing providers.
 
 The search runs in two steps: first the roots whose tree has an eligible
 provider for every class, then, for those trees only, their providers
@@ -35,28 +38,24 @@ from dataclasses import dataclass, field
 
 import sqlalchemy as sa
 
-from rtframework.placement import errors
+from rtframework.placement import errors, validation
 from rtframework.placement import types as t
+from rtframework.placement.sql import granular, queries
 from rtframework.placement.sql import models as m
-from rtframework.placement.sql import queries, validation
 
 
 def _check(conn: sa.Connection, query: t.CandidateQuery) -> None:
-    if not query.resources:
-        raise errors.InvalidRequest("an allocation candidate request needs resources")
-    for rc, amount in query.resources.items():
-        validation.check_resource_class_name(rc)
-        if not isinstance(amount, int) or isinstance(amount, bool) or amount < 1:
-            raise errors.InvalidRequest(f"requested amount of {rc} must be >= 1, got {amount!r}")
-    if query.limit is not None and query.limit < 1:
-        raise errors.InvalidRequest(f"limit must be >= 1, got {query.limit}")
-    custom = [rc for rc in query.resources if rc not in validation.STANDARD_CLASSES]
+    """What validation.candidate_query cannot know: names the database lacks."""
+    groups = [query, *query.groups.values()]
+    classes = {rc for g in groups for rc in g.resources}
+    custom = [rc for rc in classes if rc not in validation.STANDARD_CLASSES]
     missing = set(custom) - queries.custom_names(conn, m.resource_classes, custom)
     if missing:
         raise errors.ResourceClassNotFound(
             f"resource class(es) {', '.join(sorted(missing))} not found"
         )
-    traits = query.required_traits | query.forbidden_traits
+    traits = frozenset().union(*(g.required_traits | g.forbidden_traits for g in groups),
+                               query.root_required, query.root_forbidden)
     custom = [n for n in traits if n not in validation.STANDARD_TRAITS]
     unknown = set(custom) - queries.custom_names(conn, m.traits, custom)
     if unknown:
@@ -93,16 +92,7 @@ def _eligible(rc: str, amount: int, query: t.CandidateQuery, *,
     stmt = (
         sa.select(inv.c.resource_provider_id.label("pid"), rp.c.root_provider_id.label("root"))
         .select_from(source)
-        .where(
-            inv.c.resource_class == rc,
-            inv.c.min_unit <= amount,
-            inv.c.max_unit >= amount,
-            # The step_size = 1 test changes nothing but lets planners
-            # estimate the condition from statistics instead of guessing
-            # that it drops almost every row.
-            sa.or_(inv.c.step_size == 1, sa.literal(amount) % inv.c.step_size == 0),
-            (inv.c.total - inv.c.reserved) * inv.c.allocation_ratio >= used + amount,
-        )
+        .where(inv.c.resource_class == rc, *queries.fits_clauses(used, amount))
     )
     pa, agg = m.provider_aggregates, m.placement_aggregates
     for any_of in query.member_of:
@@ -215,6 +205,8 @@ def find(conn: sa.Connection, query: t.CandidateQuery) -> t.AllocationCandidates
     """Candidates in a stable order: by root provider id, then by the ids
     of the providers serving each class (classes in name order)."""
     _check(conn, query)
+    if query.granular or granular.sharing_exists(conn):
+        return granular.find(conn, query, _Trees)
     rp = m.resource_providers
     tree_root = None
     if query.in_tree is not None:
@@ -239,7 +231,8 @@ def find(conn: sa.Connection, query: t.CandidateQuery) -> t.AllocationCandidates
         for root in roots:
             found = 0
             for allocations in trees.candidates(root, query):
-                requests.append(t.AllocationRequest(allocations=allocations))
+                requests.append(t.AllocationRequest(allocations=allocations,
+                                                    mappings={"": tuple(allocations)}))
                 found += 1
                 if query.limit is not None and len(requests) >= query.limit:
                     break
@@ -321,8 +314,8 @@ class _Trees:
             if node is None:
                 node = nodes[pid] = _Node(pid, uuid, parent_uuid, root_uuid, root_id)
             if rc is not None:
-                node.resources[rc] = ((total - reserved) * float(ratio), int(used), min_unit,
-                                      max_unit, step_size)
+                node.resources[rc] = (t.capacity_of(total, reserved, float(ratio)), int(used),
+                                      min_unit, max_unit, step_size)
         ids = list(nodes)
         for pid, traits in queries.traits_of(conn, ids).items():
             if traits:
@@ -347,8 +340,8 @@ class _Trees:
         if found is None:
             return False
         capacity, used, min_unit, max_unit, step_size = found
-        if not (min_unit <= amount <= max_unit and amount % step_size == 0
-                and used + amount <= capacity):
+        if not (validation.fits_units(amount, min_unit, max_unit, step_size)
+                and validation.has_room(capacity, used, amount)):
             return False
         if query.forbidden_traits and node.traits & query.forbidden_traits:
             return False

@@ -57,12 +57,32 @@ def is_transient(exc: BaseException) -> bool:
     return is_lost_race(exc) or is_connection_lost(exc)
 
 
+def reason(exc: sa.exc.SQLAlchemyError) -> str:
+    """The driver's own words, first line only: no SQL, no parameters."""
+    orig = getattr(exc, "orig", None)
+    text = str(orig if orig is not None else exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
 @contextlib.contextmanager
 def translated() -> Iterator[None]:
-    """Database unreachable or broken -> BackendUnavailable."""
+    """Every database error leaves as a typed placement error.
+
+    Unreachable or broken database -> BackendUnavailable; a value the
+    column refuses -> InvalidRequest; a constraint -> Conflict; anything
+    else the driver raises -> PlacementError. The SQLAlchemy exception
+    stays the ``__cause__`` (for ``--debug`` and retry decisions).
+    """
     try:
         yield
     except errors.PlacementError:
         raise
     except (sa.exc.OperationalError, sa.exc.InterfaceError) as exc:
-        raise errors.BackendUnavailable(f"placement database error: {exc.orig}") from exc
+        raise errors.BackendUnavailable(f"placement database error: {reason(exc)}") from exc
+    except sa.exc.DataError as exc:
+        raise errors.InvalidRequest(
+            f"placement database refused a value: {reason(exc)}") from exc
+    except sa.exc.IntegrityError as exc:
+        raise errors.Conflict(f"placement database constraint: {reason(exc)}") from exc
+    except sa.exc.SQLAlchemyError as exc:
+        raise errors.PlacementError(f"placement database error: {reason(exc)}") from exc

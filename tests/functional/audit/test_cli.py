@@ -56,7 +56,8 @@ def test_check_names_an_orphan_and_audit_delete_removes_it(rtf, cloud):
     assert [(f["Kind"], f["Consumer"], f["Provider"]) for f in found] == [
         ("orphan", stranger, "")]
     assert "VCPU=1" in found[0]["Detail"]
-    removed = _json(rtf, "audit", "--delete")
+    assert found[0]["Fix"] == "rtf audit --delete"
+    removed = _json(rtf, "audit", "--delete", code=1)  # it found one
     assert [(r["Consumer"], r["Done"]) for r in removed] == [(stranger, True)]
     assert backend.get_consumer_allocations(stranger).allocations == {}
     assert _json(rtf, "check") == []
@@ -74,12 +75,12 @@ def test_heal_dry_run_changes_nothing_then_heal_reclaims(rtf, cloud):
     backend.delete_allocations(web)  # lost behind everybody's back
     assert [f["Kind"] for f in _json(rtf, "audit", code=1)] == ["missing_allocation"]
 
-    planned = _json(rtf, "heal", "--dry-run")
+    planned = _json(rtf, "heal", "--dry-run", code=1)
     assert [(p["Consumer"], p["Done"]) for p in planned] == [(web, False)]
     assert json.loads(planned[0]["Allocations"]) == {root: {"MEMORY_MB": 512, "VCPU": 2}}
     assert backend.get_consumer_allocations(web).allocations == {}
 
-    healed = _json(rtf, "heal")
+    healed = _json(rtf, "heal", code=1)
     assert [(h["Consumer"], h["Done"]) for h in healed] == [(web, True)]
     assert dict(backend.get_consumer_allocations(web).allocations) == {
         root: {"MEMORY_MB": 512, "VCPU": 2}}
@@ -95,3 +96,65 @@ def test_heal_dry_run_changes_nothing_then_heal_reclaims(rtf, cloud):
 def test_history_of_an_unknown_consumer_is_empty(rtf):
     rtf("compute", "update")
     assert _json(rtf, "allocations", "history", str(uuid.uuid4())) == []
+
+
+def test_clean_commands_say_no_findings_in_one_line(rtf):
+    rtf("compute", "update")
+    _boot(rtf)
+    for args in (("check",), ("audit",), ("audit", "--delete"), ("heal",),
+                 ("heal", "--dry-run")):
+        code, out, err = rtf(*args, "--recheck-delay", "0")
+        assert (code, out) == (0, "no findings\n"), (args, err)
+
+
+def test_a_shelved_claim_owned_by_no_host_is_removed_by_audit_delete(rtf, cloud):
+    backend, store = cloud
+    rtf("compute", "update")
+    web = _boot(rtf)["UUID"]
+    held = dict(backend.get_consumer_allocations(web).allocations)
+    # What the soak of the issue left: SHELVED_OFFLOADED, no host, still
+    # holding its flavor (an unfinished shelve, then a refused unshelve).
+    store.update_instance(web, vm_state="SHELVED_OFFLOADED", host=None, node=None)
+    rtf("compute", "update")  # the host's heal may not touch it: not its own
+    assert backend.get_consumer_allocations(web).allocations == held
+    found = _json(rtf, "audit", code=1)
+    assert {(f["Kind"], f["Fix"]) for f in found} >= {
+        ("shelved_instance_holds", "rtf audit --delete")}
+    removed = _json(rtf, "audit", "--delete", code=1)
+    assert [(r["Consumer"], r["Done"], json.loads(r["Allocations"])) for r in removed] == [
+        (web, True, held)]
+    assert backend.get_consumer_allocations(web).allocations == {}
+    assert _json(rtf, "audit") == [] and _json(rtf, "check") == []
+    history = _json(rtf, "allocations", "history", web)
+    assert history[-1]["Who"] == "audit" and json.loads(history[-1]["After"]) == {}
+    assert "shelved instance on no host" in history[-1]["Why"]
+
+
+def test_an_interrupted_boot_is_a_finding_that_reconcile_fixes(rtf, cloud):
+    backend, store = cloud
+    rtf("compute", "update")
+    web = _boot(rtf)["UUID"]
+    store.update_instance(web, vm_state="BUILDING")  # a boot killed after its claim
+    assert _json(rtf, "check") == []  # a boot may be running: not stale yet
+    (found,) = _json(rtf, "check", "--stale-after", "0", code=1)
+    assert (found["Kind"], found["Consumer"]) == ("interrupted_operation", web)
+    assert found["Fix"] == "rtf compute reconcile --host h1"
+    assert rtf("compute", "reconcile")[0] == 0
+    assert _json(rtf, "check", "--stale-after", "0") == []
+    assert backend.get_consumer_allocations(web).allocations == {}
+
+
+def test_heal_rewrites_wrong_and_multi_host_allocations(rtf, cloud):
+    backend, store = cloud
+    rtf("compute", "update")
+    web = _boot(rtf)["UUID"]
+    root = store.node_root_uuid("h1", "h1")
+    current = backend.get_consumer_allocations(web)
+    backend.put_allocations(web, {root: {"VCPU": 1, "MEMORY_MB": 512}}, project_id="demo",
+                            user_id="demo", consumer_generation=current.generation)
+    assert [f["Kind"] for f in _json(rtf, "check", code=1)] == ["wrong_allocation"]
+    (healed,) = _json(rtf, "heal", code=1)
+    assert (healed["Consumer"], healed["Done"]) == (web, True)
+    assert dict(backend.get_consumer_allocations(web).allocations) == {
+        root: {"MEMORY_MB": 512, "VCPU": 2}}
+    assert _json(rtf, "check") == [] and _json(rtf, "heal") == []

@@ -59,7 +59,7 @@ def test_migrate_confirm_twice_then_revert_is_refused(cli, capsys):
     assert run_json(capsys, "confirm", mig["UUID"])["Status"] == "confirmed"
     assert usage(capsys, "a") == {}
     done = rtf("revert", mig["UUID"])
-    assert done.returncode != 0
+    assert done.returncode == 1  # a refused move
     assert done.stderr.strip().splitlines() == [
         f"migration {mig['UUID']} is confirmed; it cannot be reverted"]
     assert usage(capsys, "a") == {}
@@ -86,16 +86,18 @@ def test_live_migrate_abort_leaves_the_source(cli, capsys):
     assert usage(capsys, "a") == {}
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["migrate", "vm", "--to", "a"], "is on host 'a' already"),
-    (["migrate", "ghost"], "no instance with uuid or name 'ghost'"),
-    (["resize", "vm", "--flavor", "VCPU=two"], "--flavor wants CLASS=AMOUNT"),
-    (["evacuate", "vm"], "is up; only instances of a host that is down"),
-    (["confirm", "00000000-0000-0000-0000-000000000000"], "not found"),
+@pytest.mark.parametrize("argv, status, message", [
+    # A refused move is 1, a usage error (bad argument, unknown name) 2.
+    (["migrate", "vm", "--to", "a"], 1, "is on host 'a' already"),
+    (["migrate", "ghost"], 2, "no instance with uuid or name 'ghost'"),
+    (["resize", "vm", "--flavor", "VCPU=two"], 2, "--flavor wants CLASS=AMOUNT"),
+    (["evacuate", "vm"], 1, "is up; only instances of a host that is down"),
+    (["confirm", "00000000-0000-0000-0000-000000000000"], 2, "not found"),
 ])
-def test_bad_input_is_one_line_non_zero_and_changes_nothing(cli, capsys, argv, message):
+def test_bad_input_is_one_line_non_zero_and_changes_nothing(cli, capsys, argv, status,
+                                                            message):
     done = rtf(*argv)
-    assert done.returncode != 0
+    assert done.returncode == status, done.stderr
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and message in lines[0], done.stderr
     assert run_json(capsys, "migrations", "list") == []

@@ -40,8 +40,18 @@ def test_migrations_create_exactly_the_models(placement_conf):
 
 
 def test_sync_is_idempotent(placement_conf):
+    """A second sync changes nothing: same revision, same rows."""
     sql_backend.sync_schema(placement_conf)
-    sql_backend.sync_schema(placement_conf)
+    backend = sql_backend.SQLBackend(placement_conf)
+    try:
+        rp = backend.create_provider("kept-" + uuid.uuid4().hex)
+        sql_backend.sync_schema(placement_conf)
+        assert db.current_revision(sql_backend.SCRIPT_LOCATION, backend.engine,
+                                   sql_backend.VERSION_TABLE) == \
+            db.head_revision(sql_backend.SCRIPT_LOCATION)
+        assert backend.get_provider(rp.uuid) == rp
+    finally:
+        backend.close()
 
 
 def test_auto_sync_off_refuses_a_database_without_schema(placement_conf, config, database_url):

@@ -76,8 +76,8 @@ def test_failed_spawn_removes_the_claim_and_marks_error(tracker):
 
 @pytest.mark.parametrize("resources,match", [
     ({}, "asks for no resources"),
-    ({"VCPUS": 1}, "'VCPUS' is neither"),
-    ({"VCPU": 0}, "positive integer"),
+    ({"VCPUS": 1}, "invalid resource class 'VCPUS'"),
+    ({"VCPU": 0}, "VCPU amount must be an integer from 1"),
 ])
 def test_bad_flavor_is_refused_before_anything_is_written(tracker, resources, match):
     with pytest.raises(InvalidFlavor, match=match):
@@ -229,3 +229,20 @@ def test_delete_while_shelving_wins(tracker, make_tracker, monkeypatch):
     again = tracker.compute.get_instance(inst.uuid)
     assert again.vm_state == v.DELETED
     assert held(tracker, inst.uuid) == {}
+
+
+def test_full_child_is_named_in_the_refusal(make_tracker, config):
+    config.config(child_resource_class="CUSTOM_FPGA", child_total=1, group="fake_driver")
+    rt = make_tracker("h1")
+    rt.update_available_resource()
+    boot(rt, flavor=Flavor("fpga", {"VCPU": 1, "CUSTOM_FPGA": 1}))
+    with pytest.raises(NoCapacity, match=r"cannot hold CUSTOM_FPGA=1, VCPU=2 "
+                                         r"\(h1_CUSTOM_FPGA is full for CUSTOM_FPGA=1: "
+                                         r"0 free of 1; .*provider h1: .*VCPU 31 free of 32"):
+        boot(rt, "second", flavor=Flavor("fpga", {"VCPU": 2, "CUSTOM_FPGA": 1}))
+
+
+def test_class_no_provider_offers_is_named_in_the_refusal(tracker):
+    with pytest.raises(NoCapacity, match="no provider of the tree offers CUSTOM_FPGA"):
+        boot(tracker, flavor=Flavor("fpga", {"VCPU": 2, "CUSTOM_FPGA": 1}))
+    assert tracker.compute.list_instances() == []

@@ -188,3 +188,34 @@ def test_lost_race_re_reads_and_re_decides(make_tracker, store, backend, conf):
     held = backend.get_consumer_allocations(inst.uuid).allocations
     assert set(held) == {rt.node_root_uuid("h1"), h2.node_root_uuid("h2")}
 
+
+
+def test_consumer_holding_only_a_child_class_is_healed(make_tracker, config, store):
+    # A write bumps only the providers it touches: a boot that takes just a
+    # child's class leaves the root's generation alone, and the quiet pass
+    # must still notice it.
+    config.config(child_resource_class="CUSTOM_FPGA", child_total=2, group="fake_driver")
+    rt = make_tracker("h1")
+    rt.update_available_resource()
+    rt.update_available_resource()
+    vm = rt.boot("fpga-only", Flavor("fpga", {"CUSTOM_FPGA": 1}), project_id="proj",
+                 user_id="user")
+    rt.update_available_resource()
+    store.update_instance(vm.uuid, vm_state=v.DELETED)
+    rt.stats.reset()
+    report = rt.update_available_resource()[0]
+    assert report.healed == (vm.uuid,)
+    assert rt.backend.wrapped.get_consumer_allocations(vm.uuid).allocations == {}
+
+
+def test_quiet_pass_reads_once_with_a_child_in_use(make_tracker, config):
+    config.config(child_resource_class="CUSTOM_FPGA", child_total=2, group="fake_driver")
+    rt = make_tracker("h1")
+    rt.update_available_resource()
+    rt.boot("fpga-only", Flavor("fpga", {"CUSTOM_FPGA": 1}), project_id="proj",
+            user_id="user")
+    rt.update_available_resource()
+    rt.stats.reset()
+    rt.update_available_resource()
+    assert rt.stats.writes == 0, rt.stats.by_method
+    assert rt.stats.reads == 1, rt.stats.by_method

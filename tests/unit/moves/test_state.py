@@ -7,11 +7,16 @@ from rtframework.moves import errors, state
 
 @pytest.mark.parametrize("kind", [state.COLD, state.RESIZE])
 def test_cold_moves_wait_for_confirm_or_revert(kind):
-    path = [state.PRE_MIGRATING, state.MIGRATING, state.FINISHED]
-    for old, new in zip(path, path[1:], strict=False):
-        state.check("m", kind, old, new)
-    state.check("m", kind, state.FINISHED, state.CONFIRMING)
-    state.check("m", kind, state.FINISHED, state.REVERTING)
+    assert {status: state.allowed(kind, status) for status in state.TRANSITIONS[kind]} == {
+        state.PRE_MIGRATING: {state.MIGRATING, state.ERROR},
+        state.MIGRATING: {state.FINISHED, state.ERROR},
+        state.FINISHED: {state.CONFIRMING, state.REVERTING, state.ERROR},
+        state.CONFIRMING: {state.CONFIRMED, state.ERROR},
+        state.REVERTING: {state.REVERTED, state.ERROR},
+    }
+    assert state.INITIAL[kind] == state.PRE_MIGRATING
+    with pytest.raises(errors.InvalidTransition, match="'migrating'.*'confirming'"):
+        state.check("m", kind, state.MIGRATING, state.CONFIRMING)
 
 
 def test_a_confirmed_move_cannot_be_reverted():

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from rtframework.placement import errors
-from tests.functional.placement.conftest import new_uuid, unique
+from rtframework.placement.contract_tests import new_uuid, unique
 
 pytestmark = pytest.mark.placement
 

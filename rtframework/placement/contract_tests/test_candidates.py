@@ -10,7 +10,7 @@ import pytest
 
 from rtframework.placement import errors
 from rtframework.placement import types as t
-from tests.functional.placement.conftest import new_uuid, unique
+from rtframework.placement.contract_tests import new_uuid, unique
 
 pytestmark = pytest.mark.placement
 
@@ -173,12 +173,12 @@ def test_a_cloud_wide_search_agrees_with_per_tree_and_limited_ones(
     agg = new_uuid()
     nested = make_provider({"MEMORY_MB": 2048}, aggregates=[agg])
     numa0 = make_provider({"VCPU": 4}, parent=nested.uuid, traits=[trait])
-    make_provider({"VCPU": 4}, parent=nested.uuid)
+    numa1 = make_provider({"VCPU": 4}, parent=nested.uuid)
     used = make_provider({"VCPU": 8, "MEMORY_MB": 1024}, aggregates=[agg])
     claim({used.uuid: {"VCPU": 5, "MEMORY_MB": 256}})
     full = make_provider({"VCPU": 8, "MEMORY_MB": 1024}, aggregates=[agg], traits=[trait])
     claim({full.uuid: {"VCPU": 7}})
-    make_provider({"VCPU": 8, "MEMORY_MB": 4096}, aggregates=[agg], traits=[trait])
+    roomy = make_provider({"VCPU": 8, "MEMORY_MB": 4096}, aggregates=[agg], traits=[trait])
     roots = [p.uuid for p in backend.list_providers(t.ProviderQuery(member_of=(frozenset({agg}),)))]
     query = {"member_of": (frozenset({agg}),),
              "required_traits": frozenset({trait}) if required else frozenset()}
@@ -197,6 +197,13 @@ def test_a_cloud_wide_search_agrees_with_per_tree_and_limited_ones(
     limited, limited_summaries = search(limit=100)
     # (Placement orders candidates its own way.)
     assert sorted(everything, key=str) == sorted(per_tree, key=str) == sorted(limited, key=str)
+    # What the three searches agree on is the right answer, written out.
+    memory = {"MEMORY_MB": FLAVOR["MEMORY_MB"]}
+    vcpu = {"VCPU": FLAVOR["VCPU"]}
+    expected = [{nested.uuid: memory, numa0.uuid: vcpu}, {roomy.uuid: FLAVOR}]
+    if not required:
+        expected += [{nested.uuid: memory, numa1.uuid: vcpu}, {used.uuid: FLAVOR}]
+    assert sorted(everything, key=str) == sorted(expected, key=str)
     assert summaries == tree_summaries == limited_summaries
     # The nested tree (its trait on one NUMA node), the used and the roomy
     # host; the full one is never a candidate.

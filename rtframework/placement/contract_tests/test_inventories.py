@@ -6,7 +6,7 @@ import pytest
 
 from rtframework.placement import errors
 from rtframework.placement import types as t
-from tests.functional.placement.conftest import new_uuid, unique
+from rtframework.placement.contract_tests import new_uuid, unique
 
 pytestmark = pytest.mark.placement
 

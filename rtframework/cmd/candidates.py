@@ -1,0 +1,58 @@
+"""``rtf allocation-candidates list``: which trees could hold a request."""
+
+from __future__ import annotations
+
+from cliff.lister import Lister
+
+from rtframework.cmd import names
+from rtframework.cmd.placement import _resources
+from rtframework.placement import types as t
+
+
+class AllocationCandidatesList(Lister):
+    """List the providers that could hold a request, one row per provider used."""
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument("--resource", action="append", required=True,
+                            metavar="CLASS=AMOUNT",
+                            help="An amount of a class the request needs (repeatable).")
+        parser.add_argument("--required", action="append", default=[], metavar="TRAIT",
+                            help="A trait the candidate must have (repeatable).")
+        parser.add_argument("--forbidden", action="append", default=[], metavar="TRAIT",
+                            help="A trait the candidate must not have (repeatable).")
+        parser.add_argument("--member-of", action="append", default=[], metavar="AGG[,AGG]",
+                            help="Member of any of these aggregates; repeat to require "
+                            "several.")
+        parser.add_argument("--in-tree", metavar="PROVIDER",
+                            help="Only within the tree of this provider (uuid or name).")
+        parser.add_argument("--limit", type=int, metavar="N",
+                            help="At most N candidates.")
+        return parser
+
+    def take_action(self, parsed_args):
+        backend = self.app.backend
+        if parsed_args.limit is not None and parsed_args.limit < 1:
+            raise ValueError(f"--limit must be at least 1, got {parsed_args.limit}")
+        query = t.CandidateQuery(
+            resources=_resources(parsed_args.resource),
+            required_traits=frozenset(parsed_args.required),
+            forbidden_traits=frozenset(parsed_args.forbidden),
+            member_of=tuple(frozenset(m.split(",")) for m in parsed_args.member_of),
+            in_tree=(names.provider_uuid(backend, parsed_args.in_tree)
+                     if parsed_args.in_tree else None),
+            limit=parsed_args.limit,
+        )
+        answer = backend.get_allocation_candidates(query)
+        label = names.Names(backend, self.app.compute)
+        rows = []
+        for number, request in enumerate(answer.allocation_requests, 1):
+            for provider, resources in sorted(request.allocations.items()):
+                summary = answer.provider_summaries.get(provider)
+                usage = ", ".join(
+                    f"{rc}={res.used}/{res.capacity}"
+                    for rc, res in sorted(summary.resources.items())) if summary else ""
+                rows.append((number, provider, label.provider(provider),
+                             ",".join(f"{rc}={n}" for rc, n in sorted(resources.items())),
+                             usage, " ".join(sorted(summary.traits)) if summary else ""))
+        return ("#", "Provider", "Provider name", "Allocation", "Used/capacity", "Traits"), rows

@@ -1,0 +1,95 @@
+"""``rtf compute-services list|set``: which hosts the scheduler may use.
+
+A host is *down* when its agent's heartbeat is older than
+``service_down_time`` or an operator forced it down (only then may its
+instances be evacuated), and *disabled* when an operator took it out of
+scheduling. The scheduler skips both; a disabled host's nodes carry the
+``COMPUTE_STATUS_DISABLED`` trait in placement, as Nova's do.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import os_traits
+from cliff.lister import Lister
+from cliff.show import ShowOne
+
+from rtframework import retry
+from rtframework.compute import values as cv
+
+LOG = logging.getLogger(__name__)
+
+_COLUMNS = ("Host", "Status", "State", "Forced down", "Disabled reason", "Last seen")
+
+
+def _row(service: cv.Service, up: bool) -> tuple:
+    return (service.host, "disabled" if service.disabled else "enabled",
+            "up" if up else "down", service.forced_down, service.disabled_reason or "",
+            service.last_seen.isoformat(timespec="seconds"))
+
+
+def set_disabled_trait(app, host: str, disabled: bool) -> None:
+    """Add or remove COMPUTE_STATUS_DISABLED on the host's node providers now,
+    each write naming the generation it read (re-read on a lost race)."""
+    backend = app.backend
+    for node in app.compute.list_compute_nodes(host=host):
+        def attempt(uuid=node.uuid) -> None:
+            current = backend.get_provider_traits(uuid)
+            wanted = (current.traits | {os_traits.COMPUTE_STATUS_DISABLED} if disabled
+                      else current.traits - {os_traits.COMPUTE_STATUS_DISABLED})
+            if wanted != current.traits:
+                backend.set_provider_traits(uuid, current.generation, frozenset(wanted))
+
+        retry.on_conflict(attempt, app.conf.placement.conflict_retries,
+                          f"status trait of node {node.nodename} of host {host}")
+
+
+class ComputeServicesList(Lister):
+    """List compute hosts: enabled or disabled, up or down, and why."""
+
+    def take_action(self, parsed_args):
+        store = self.app.compute
+        down_after = self.app.conf.service_down_time
+        return _COLUMNS, [_row(s, store.is_host_up(s.host, down_after))
+                          for s in store.list_services()]
+
+
+class ComputeServicesSet(ShowOne):
+    """Disable or enable a host for scheduling, or force it down or up."""
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument("host", metavar="HOST", help="Compute host name.")
+        status = parser.add_mutually_exclusive_group()
+        status.add_argument("--disable", action="store_true",
+                            help="Take the host out of scheduling; its instances stay.")
+        status.add_argument("--enable", action="store_true",
+                            help="Let the scheduler pick the host again.")
+        parser.add_argument("--disable-reason", metavar="TEXT",
+                            help="Why it is disabled (with --disable).")
+        state = parser.add_mutually_exclusive_group()
+        state.add_argument("--down", action="store_true",
+                           help="Force the host down whatever its heartbeat says (after "
+                           "fencing it), so that its instances may be evacuated.")
+        state.add_argument("--up", action="store_true",
+                           help="Clear a forced down; the heartbeat decides again.")
+        return parser
+
+    def take_action(self, parsed_args):
+        args = parsed_args
+        if not (args.disable or args.enable or args.down or args.up):
+            raise ValueError("say what to set: --disable/--enable and/or --down/--up")
+        if args.disable_reason and not args.disable:
+            raise ValueError("--disable-reason goes with --disable")
+        store = self.app.compute
+        service = store.get_service(args.host)
+        if args.disable or args.enable:
+            service = store.set_disabled(args.host, args.disable, args.disable_reason)
+            set_disabled_trait(self.app, args.host, args.disable)
+            LOG.info("host %s %s", args.host, "disabled" if args.disable else "enabled")
+        if args.down or args.up:
+            service = store.set_forced_down(args.host, args.down)
+            LOG.info("host %s forced %s", args.host, "down" if args.down else "up")
+        up = store.is_host_up(args.host, self.app.conf.service_down_time)
+        return _COLUMNS, _row(service, up)

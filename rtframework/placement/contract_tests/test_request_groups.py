@@ -1,0 +1,207 @@
+"""Contract: numbered request groups, group_policy, same_subtree,
+root_required and sharing providers in allocation candidates.
+
+Each search is narrowed to the test's own providers (in_tree, or a fresh
+aggregate), so it also holds on a shared Placement.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from rtframework.placement import errors
+from rtframework.placement import types as t
+from rtframework.placement.contract_tests import new_uuid, unique
+
+pytestmark = pytest.mark.placement
+
+SHARES = "MISC_SHARES_VIA_AGGREGATE"
+G = t.RequestGroup
+
+
+def custom_trait(backend) -> str:
+    name = "CUSTOM_" + unique("T").upper().replace("-", "_")
+    backend.ensure_trait(name)
+    return name
+
+
+def found(backend, **kwargs) -> set[frozenset]:
+    """The distinct allocations of the candidates, comparable as a set."""
+    got = backend.get_allocation_candidates(t.CandidateQuery(**kwargs))
+    return {frozenset((p, frozenset(r.items())) for p, r in req.allocations.items())
+            for req in got.allocation_requests}
+
+
+def within(root, groups: dict[str, t.RequestGroup]) -> dict[str, t.RequestGroup]:
+    """The groups narrowed to ``root``'s tree (a request without unnumbered
+    resources names the tree on each group)."""
+    return {s: t.RequestGroup(resources=g.resources, required_traits=g.required_traits,
+                              forbidden_traits=g.forbidden_traits, in_tree=root.uuid)
+            for s, g in groups.items()}
+
+
+def alloc(*pairs) -> frozenset:
+    """alloc((provider, {class: n}), ...) as ``found`` returns it."""
+    return frozenset((p.uuid, frozenset(r.items())) for p, r in pairs)
+
+
+@pytest.fixture
+def gpu_host(make_provider):
+    """A root with VCPU and two identical one-VGPU children."""
+    root = make_provider({"VCPU": 8, "MEMORY_MB": 4096})
+    gpus = [make_provider({"VGPU": 2}, parent=root.uuid) for _ in range(2)]
+    return root, gpus
+
+
+def test_a_numbered_group_lands_on_either_identical_child(backend, gpu_host):
+    root, (g0, g1) = gpu_host
+    got = backend.get_allocation_candidates(t.CandidateQuery(
+        resources={"VCPU": 1}, groups={"1": G(resources={"VGPU": 1})}, in_tree=root.uuid))
+    by_gpu = {req.mappings["1"]: dict(req.allocations) for req in got.allocation_requests}
+    assert by_gpu == {
+        (g0.uuid,): {root.uuid: {"VCPU": 1}, g0.uuid: {"VGPU": 1}},
+        (g1.uuid,): {root.uuid: {"VCPU": 1}, g1.uuid: {"VGPU": 1}},
+    }
+    assert all(req.mappings[""] == (root.uuid,) for req in got.allocation_requests)
+
+
+def test_a_numbered_group_is_never_split(backend, make_provider):
+    root = make_provider({"VCPU": 8})
+    vgpu = make_provider({"VGPU": 2}, parent=root.uuid)
+    vf = make_provider({"SRIOV_NET_VF": 2}, parent=root.uuid)
+    both = {"VGPU": 1, "SRIOV_NET_VF": 1}
+    assert found(backend, groups=within(root, {"1": G(resources=both)})) == set()
+    # The unnumbered group may spread the same classes over the tree.
+    assert found(backend, resources=both, in_tree=root.uuid) == {
+        alloc((vgpu, {"VGPU": 1}), (vf, {"SRIOV_NET_VF": 1}))}
+
+
+def test_group_policy_isolate_and_none(backend, gpu_host):
+    root, (g0, g1) = gpu_host
+    two = {"1": G(resources={"VGPU": 1}), "2": G(resources={"VGPU": 1})}
+    two = within(root, two)
+    assert found(backend, groups=two, group_policy="isolate") == {
+        alloc((g0, {"VGPU": 1}), (g1, {"VGPU": 1}))}
+    assert found(backend, groups=two, group_policy="none") == {
+        alloc((g0, {"VGPU": 1}), (g1, {"VGPU": 1})),
+        alloc((g0, {"VGPU": 2})), alloc((g1, {"VGPU": 2}))}
+
+
+def test_groups_on_one_provider_must_fit_together(backend, make_provider, claim):
+    root = make_provider({"VCPU": 8})
+    gpu = make_provider({"VGPU": 2}, parent=root.uuid)
+    claim({gpu.uuid: {"VGPU": 1}})
+    two = within(root, {"1": G(resources={"VGPU": 1}), "2": G(resources={"VGPU": 1})})
+    assert found(backend, groups=two, group_policy="none") == set()
+
+
+def test_more_than_one_numbered_group_needs_a_group_policy(backend, gpu_host):
+    root, _ = gpu_host
+    two = within(root, {"1": G(resources={"VGPU": 1}), "2": G(resources={"VGPU": 1})})
+    with pytest.raises(errors.InvalidRequest, match="group_policy"):
+        backend.get_allocation_candidates(t.CandidateQuery(groups=two))
+
+
+def test_same_subtree_keeps_the_cpu_and_the_gpu_on_one_numa_node(backend, make_provider):
+    root = make_provider({"MEMORY_MB": 4096})
+    numa = [make_provider({"PCPU": 4}, parent=root.uuid) for _ in range(2)]
+    gpus = [make_provider({"VGPU": 1}, parent=n.uuid) for n in numa]
+    groups = within(root, {"cpu": G(resources={"PCPU": 2}), "gpu": G(resources={"VGPU": 1})})
+    spread = found(backend, groups=groups, group_policy="none")
+    assert len(spread) == 4
+    assert found(backend, groups=groups, group_policy="none",
+                 same_subtree=(frozenset({"cpu", "gpu"}),)) == {
+        alloc((numa[i], {"PCPU": 2}), (gpus[i], {"VGPU": 1})) for i in (0, 1)}
+
+
+def test_a_resourceless_group_picks_the_subtree(backend, make_provider):
+    trait = custom_trait(backend)
+    root = make_provider({"MEMORY_MB": 4096})
+    numa0 = make_provider({"PCPU": 4}, parent=root.uuid, traits=[trait])
+    numa1 = make_provider({"PCPU": 4}, parent=root.uuid)
+    gpu0 = make_provider({"VGPU": 1}, parent=numa0.uuid)
+    make_provider({"VGPU": 1}, parent=numa1.uuid)
+    groups = within(root, {"gpu": G(resources={"VGPU": 1}),
+                           "numa": G(required_traits=frozenset({trait}))})
+    got = backend.get_allocation_candidates(t.CandidateQuery(
+        groups=groups, group_policy="none",
+        same_subtree=(frozenset({"gpu", "numa"}),)))
+    assert [dict(r.allocations) for r in got.allocation_requests] == [
+        {gpu0.uuid: {"VGPU": 1}}]
+    assert got.allocation_requests[0].mappings["numa"] == (numa0.uuid,)
+
+
+def test_root_required_looks_at_the_root_only(backend, make_provider):
+    trait = custom_trait(backend)
+    agg = new_uuid()
+    marked = make_provider({"VCPU": 4}, traits=[trait], aggregates=[agg])
+    plain = make_provider({"VCPU": 4}, aggregates=[agg])
+    child_marked = make_provider({"VGPU": 1}, parent=plain.uuid, traits=[trait])
+    ask = {"resources": {"VCPU": 1}, "member_of": (frozenset({agg}),)}
+    assert found(backend, **ask) == {alloc((marked, {"VCPU": 1})), alloc((plain, {"VCPU": 1}))}
+    assert found(backend, **ask, root_required=frozenset({trait})) == {
+        alloc((marked, {"VCPU": 1}))}
+    assert found(backend, **ask, root_forbidden=frozenset({trait})) == {
+        alloc((plain, {"VCPU": 1}))}
+    assert child_marked.parent_uuid == plain.uuid
+
+
+@pytest.fixture
+def shared_disk(make_provider):
+    """A compute node without disk and a storage pool sharing DISK_GB with
+    it through a fresh aggregate."""
+    agg = new_uuid()
+    compute = make_provider({"VCPU": 8, "MEMORY_MB": 4096}, aggregates=[agg])
+    pool = make_provider({"DISK_GB": 100}, traits=[SHARES], aggregates=[agg])
+    return agg, compute, pool
+
+
+def test_a_sharing_provider_serves_the_trees_of_its_aggregate(backend, shared_disk, claim):
+    agg, compute, pool = shared_disk
+    want = {"VCPU": 1, "DISK_GB": 10}
+    got = backend.get_allocation_candidates(t.CandidateQuery(
+        resources=want, member_of=(frozenset({agg}),)))
+    assert [dict(r.allocations) for r in got.allocation_requests] == [
+        {compute.uuid: {"VCPU": 1}, pool.uuid: {"DISK_GB": 10}}]
+    assert SHARES in got.provider_summaries[pool.uuid].traits
+    assert got.provider_summaries[pool.uuid].resources["DISK_GB"].capacity == 100
+    claim({compute.uuid: {"VCPU": 1}, pool.uuid: {"DISK_GB": 95}})
+    assert backend.get_provider_usages(pool.uuid)["DISK_GB"] == 95
+    assert found(backend, resources=want, member_of=(frozenset({agg}),)) == set()
+
+
+def test_a_numbered_group_may_come_from_a_sharing_provider(backend, shared_disk):
+    agg, compute, pool = shared_disk
+    assert found(backend, resources={"VCPU": 1}, groups={"disk": G(resources={"DISK_GB": 5})},
+                 member_of=(frozenset({agg}),)) == {
+        alloc((compute, {"VCPU": 1}), (pool, {"DISK_GB": 5}))}
+
+
+def test_a_sharing_provider_outside_the_aggregate_is_not_used(backend, make_provider):
+    compute = make_provider({"VCPU": 8}, aggregates=[new_uuid()])
+    make_provider({"DISK_GB": 100}, traits=[SHARES], aggregates=[new_uuid()])
+    assert found(backend, resources={"VCPU": 1, "DISK_GB": 1}, in_tree=compute.uuid) == set()
+
+
+def test_disk_on_the_node_and_in_the_pool_are_both_candidates(backend, make_provider):
+    agg = new_uuid()
+    compute = make_provider({"VCPU": 8, "DISK_GB": 50}, aggregates=[agg])
+    pool = make_provider({"DISK_GB": 100}, traits=[SHARES], aggregates=[agg])
+    got = found(backend, resources={"VCPU": 1, "DISK_GB": 10}, member_of=(frozenset({agg}),))
+    assert got == {alloc((compute, {"VCPU": 1, "DISK_GB": 10})),
+                   alloc((compute, {"VCPU": 1}), (pool, {"DISK_GB": 10}))}
+
+
+def test_an_unnumbered_group_without_resources_is_refused(backend, gpu_host):
+    root, _ = gpu_host
+    with pytest.raises(errors.InvalidRequest, match="unnumbered group"):
+        backend.get_allocation_candidates(t.CandidateQuery(
+            groups={"1": G(resources={"VGPU": 1})}, in_tree=root.uuid))
+
+
+def test_in_tree_leaves_out_sharing_providers_of_other_trees(backend, shared_disk):
+    # As Placement does: in_tree applies to every provider of the group.
+    _, compute, pool = shared_disk
+    assert found(backend, resources={"VCPU": 1, "DISK_GB": 10}, in_tree=compute.uuid) == set()
+    assert found(backend, resources={"DISK_GB": 10}, in_tree=pool.uuid) == {
+        alloc((pool, {"DISK_GB": 10}))}

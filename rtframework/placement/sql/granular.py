@@ -1,0 +1,260 @@
+"""Allocation candidates with request groups and sharing providers.
+
+The rules, as OpenStack Placement has them:
+
+* The unnumbered group: each class from one provider, the providers may
+  differ per class; a provider of the tree or a sharing provider (trait
+  MISC_SHARES_VIA_AGGREGATE) in one of the aggregates of a provider of the
+  tree. Its required traits must be on the providers serving it (together),
+  forbidden ones on none of them.
+* A numbered group: every class from ONE provider (of the tree or a
+  sharing one) that has its required traits, none of its forbidden ones,
+  is in each ``member_of`` set (an aggregate of its root counts) and sits
+  in ``in_tree``'s tree. A group without resources only names a provider.
+* ``group_policy=isolate``: numbered groups on different providers (the
+  unnumbered group is exempt).
+* Groups that land on one provider add up: the sum must fit the
+  provider's free capacity and max_unit.
+* ``root_required``: traits the tree's root has (and lacks).
+* ``same_subtree``: the providers of those groups all sit under one of them.
+* A candidate uses at least one provider of its own tree; one served by
+  sharing providers alone is the sharing provider's own tree's candidate.
+
+Each tree is combined in Python after reading every tree with its
+inventory, usage, traits and aggregates (two or three queries): slower
+than the plain search on big clouds, which is why only requests that need
+it (or a cloud that has sharing providers) come here.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import sqlalchemy as sa
+
+from rtframework.placement import types as t
+from rtframework.placement.sql import models as m
+
+SHARING_TRAIT = "MISC_SHARES_VIA_AGGREGATE"
+UNNUMBERED = ""
+
+_SHARING = (
+    sa.select(m.provider_traits.c.resource_provider_id)
+    .where(m.provider_traits.c.trait == SHARING_TRAIT).limit(1)
+)
+
+
+def sharing_exists(conn: sa.Connection) -> bool:
+    """Whether any provider shares its inventory through aggregates."""
+    return conn.execute(_SHARING).first() is not None
+
+
+def _roots(conn: sa.Connection, tree_of: str | None) -> list[int]:
+    rp = m.resource_providers
+    stmt = sa.select(rp.c.id).where(rp.c.parent_provider_id.is_(None)).order_by(rp.c.id)
+    if tree_of is not None:
+        tree = rp.alias("tree")
+        stmt = stmt.where(rp.c.id == sa.select(tree.c.root_provider_id)
+                          .where(tree.c.uuid == tree_of).scalar_subquery())
+    return list(conn.execute(stmt).scalars())
+
+
+def _root_uuid_of(conn: sa.Connection, uuid: str | None) -> str | None:
+    if uuid is None:
+        return None
+    rp, root = m.resource_providers, m.resource_providers.alias("root")
+    found = conn.execute(
+        sa.select(root.c.uuid).select_from(rp.join(root, root.c.id == rp.c.root_provider_id))
+        .where(rp.c.uuid == uuid)).scalar_one_or_none()
+    # An unknown provider: a tree nothing is in.
+    return found or f"unknown:{uuid}"
+
+
+def find(conn: sa.Connection, query: t.CandidateQuery, trees_cls: Any) -> t.AllocationCandidates:
+    """Candidates by root provider id, then in the order the groups'
+    options combine (providers in id order)."""
+    groups: dict[str, t.RequestGroup] = {}
+    if query.resources or query.required_traits or query.forbidden_traits:
+        groups[UNNUMBERED] = t.RequestGroup(
+            resources=query.resources, required_traits=query.required_traits,
+            forbidden_traits=query.forbidden_traits, member_of=query.member_of,
+            in_tree=query.in_tree)
+    groups.update(sorted(query.groups.items()))
+    tree_roots = {s: _root_uuid_of(conn, g.in_tree) for s, g in groups.items()}
+    roots = _roots(conn, query.in_tree)
+    sharing = set(conn.execute(
+        sa.select(m.provider_traits.c.resource_provider_id)
+        .where(m.provider_traits.c.trait == SHARING_TRAIT)).scalars())
+    rp = m.resource_providers
+    sharing_roots = set(conn.execute(
+        sa.select(rp.c.root_provider_id).where(rp.c.id.in_(sharing))).scalars()) if sharing \
+        else set()
+    trees = trees_cls.load(conn, sorted(set(roots) | sharing_roots), with_aggregates=True,
+                           whole_cloud=True)
+    shared = [n for nodes in trees.by_root.values() for n in nodes if n.id in sharing]
+    requests: list[t.AllocationRequest] = []
+    summaries: dict[str, t.ProviderSummary] = {}
+    for root in roots:
+        tree = trees.by_root.get(root, [])
+        if not tree:
+            continue
+        search = _TreeSearch(tree, root, shared, groups, tree_roots, query)
+        used: set[str] = set()
+        for request in search.candidates():
+            requests.append(request)
+            used.update(request.allocations)
+            for providers in request.mappings.values():
+                used.update(providers)
+            if query.limit is not None and len(requests) >= query.limit:
+                break
+        if used:
+            summaries.update(trees.summaries(root))
+            for node in search.pool:
+                if node.uuid in used and node.uuid not in summaries:
+                    summaries.update({node.uuid: trees.summaries(node.root_id)[node.uuid]})
+        if query.limit is not None and len(requests) >= query.limit:
+            break
+    return t.AllocationCandidates(allocation_requests=tuple(requests),
+                                  provider_summaries=summaries)
+
+
+class _TreeSearch:
+    """Every way one tree (with the sharing providers it may use) meets the
+    request's groups."""
+
+    def __init__(self, tree: list, root: int, shared: list, groups: dict[str, t.RequestGroup],
+                 tree_roots: dict[str, str | None], query: t.CandidateQuery) -> None:
+        self.tree = tree
+        self.query = query
+        self.groups = groups
+        self.tree_roots = tree_roots
+        self.top = next(n for n in tree if n.id == root)
+        self.mine = {n.uuid for n in tree}
+        self.by_uuid = {n.uuid: n for n in tree}
+        aggregates = frozenset().union(*(n.aggregates for n in tree))
+        self.pool = tree + [s for s in shared
+                            if s.uuid not in self.mine and s.aggregates & aggregates]
+
+    def _covered(self, node, group: t.RequestGroup) -> bool:
+        """Traits, aggregates and tree of ``group`` allow ``node``."""
+        if group.forbidden_traits and node.traits & group.forbidden_traits:
+            return False
+        if group.member_of:
+            mine = node.aggregates
+            if node.uuid in self.mine:
+                mine = mine | self.top.aggregates
+            if not all(mine & any_of for any_of in group.member_of):
+                return False
+        return True
+
+    def _in_tree(self, node, suffix: str) -> bool:
+        wanted = self.tree_roots[suffix]
+        return wanted is None or node.root_uuid == wanted
+
+    @staticmethod
+    def _fits(node, rc: str, amount: int) -> bool:
+        found = node.resources.get(rc)
+        if found is None:
+            return False
+        capacity, used, min_unit, max_unit, step_size = found
+        return (min_unit <= amount <= max_unit and amount % step_size == 0
+                and used + amount <= capacity)
+
+    def _options(self, suffix: str, group: t.RequestGroup) -> list[list[Any]]:
+        """Per slot of the group, the providers that may fill it: one slot
+        per class for the unnumbered group, one slot for a numbered one."""
+        pool = [n for n in self.pool
+                if self._in_tree(n, suffix) and self._covered(n, group)]
+        if suffix == UNNUMBERED:
+            slots = [[n for n in pool if self._fits(n, rc, amount)]
+                     for rc, amount in sorted(group.resources.items())]
+            if not group.resources:
+                # Traits only: some provider of the tree has them.
+                slots = [[n for n in pool if n.uuid in self.mine
+                          and group.required_traits <= n.traits]]
+            return slots
+        return [[n for n in pool
+                 if group.required_traits <= n.traits
+                 and all(self._fits(n, rc, amount) for rc, amount in group.resources.items())]]
+
+    def candidates(self) -> Iterator[t.AllocationRequest]:
+        query = self.query
+        if not query.root_required <= self.top.traits or query.root_forbidden & self.top.traits:
+            return
+        slots: list[tuple[str, str | None, list]] = []
+        for suffix, group in self.groups.items():
+            options = self._options(suffix, group)
+            if suffix == UNNUMBERED and group.resources:
+                rcs: Sequence[str | None] = sorted(group.resources)
+            else:
+                rcs = [None]
+            for rc, choices in zip(rcs, options, strict=True):
+                if not choices:
+                    return
+                slots.append((suffix, rc, choices))
+        seen = set()
+        for chosen in itertools.product(*(choices for _, _, choices in slots)):
+            picked = [(suffix, rc, node) for (suffix, rc, _), node in zip(slots, chosen,
+                                                                           strict=True)]
+            request = self._request(picked)
+            if request is None:
+                continue
+            key = (tuple(sorted((p, tuple(sorted(r.items())))
+                                for p, r in request.allocations.items())),
+                   tuple(sorted(request.mappings.items())))
+            if key not in seen:
+                seen.add(key)
+                yield request
+
+    def _request(self, picked: list) -> t.AllocationRequest | None:
+        query = self.query
+        if not any(node.uuid in self.mine for _, _, node in picked):
+            return None
+        by_group: dict[str, list] = {}
+        for suffix, _, node in picked:
+            by_group.setdefault(suffix, []).append(node)
+        unnumbered = self.groups.get(UNNUMBERED)
+        if unnumbered is not None and unnumbered.resources and unnumbered.required_traits:
+            have = frozenset().union(*(n.traits for n in by_group[UNNUMBERED]))
+            if not unnumbered.required_traits <= have:
+                return None
+        if query.group_policy == "isolate":
+            numbered = [by_group[s][0].uuid for s in self.groups if s != UNNUMBERED]
+            if len(set(numbered)) != len(numbered):
+                return None
+        allocations: dict[str, dict[str, int]] = {}
+        for suffix, rc, node in picked:
+            group = self.groups[suffix]
+            amounts = {rc: group.resources[rc]} if rc is not None and suffix == UNNUMBERED \
+                else dict(group.resources) if suffix != UNNUMBERED else {}
+            slot = allocations.setdefault(node.uuid, {})
+            for cls, amount in amounts.items():
+                slot[cls] = slot.get(cls, 0) + amount
+        allocations = {p: r for p, r in allocations.items() if r}
+        for provider, resources in allocations.items():
+            node = next(n for n in self.pool if n.uuid == provider)
+            for rc, amount in resources.items():
+                if not self._fits(node, rc, amount):
+                    return None
+        for suffixes in query.same_subtree:
+            if not self._same_subtree([by_group[s][0] for s in sorted(suffixes)]):
+                return None
+        mappings = {s: tuple(dict.fromkeys(n.uuid for n in nodes))
+                    for s, nodes in by_group.items()}
+        return t.AllocationRequest(allocations=allocations, mappings=mappings)
+
+    def _ancestors(self, node) -> list[str]:
+        """``node`` and its ancestors, itself first."""
+        chain = [node.uuid]
+        while node.parent_uuid is not None and node.parent_uuid in self.by_uuid:
+            node = self.by_uuid[node.parent_uuid]
+            chain.append(node.uuid)
+        return chain
+
+    def _same_subtree(self, nodes: list) -> bool:
+        if any(n.uuid not in self.mine for n in nodes):
+            return len({n.uuid for n in nodes}) == 1
+        chains = [self._ancestors(n) for n in nodes]
+        return any(all(n.uuid in chain for chain in chains) for n in nodes)
