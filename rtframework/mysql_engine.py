@@ -73,9 +73,7 @@ def create(parsed: sa.URL, kwargs: dict, wsrep_sync_wait: int) -> sa.Engine:
         cursor.execute(f"SET SESSION sql_mode = '{SQL_MODE}'")
         if binary:
             cursor.execute(f"SET NAMES {CHARSET} COLLATE {COLLATION}")
-        cursor.execute("SHOW VARIABLES LIKE 'wsrep_on'")
-        row = cursor.fetchone()
-        if row is not None and str(row[1]).upper() == "ON":
+        if _wsrep_on(cursor):
             cursor.execute(f"SET SESSION wsrep_sync_wait = {int(wsrep_sync_wait)}")
         cursor.close()
 
@@ -84,15 +82,23 @@ def create(parsed: sa.URL, kwargs: dict, wsrep_sync_wait: int) -> sa.Engine:
     return engine
 
 
+def _wsrep_on(cursor) -> bool:
+    cursor.execute("SHOW VARIABLES LIKE 'wsrep_on'")
+    row = cursor.fetchone()
+    return row is not None and str(row[1]).upper() == "ON"
+
+
 def _serving(dbapi_conn) -> bool:
     """False for a Galera node outside the primary component."""
     cursor = dbapi_conn.cursor()
     try:
+        if not _wsrep_on(cursor):
+            return True
         cursor.execute("SHOW STATUS LIKE 'wsrep_ready'")
         row = cursor.fetchone()
     finally:
         cursor.close()
-    return row is None or str(row[1]).upper() == "ON"
+    return row is not None and str(row[1]).upper() == "ON"
 
 
 def _connect_to_first_serving(engine: sa.Engine, hosts: list[tuple[str, int]]) -> None:
