@@ -124,10 +124,27 @@ def recover_host(tracker: ResourceTracker, ctx: MoveContext) -> HostRecovery:
     return HostRecovery(moves, instances, destroy_strays(tracker))
 
 
-def recover_instances(tracker: ResourceTracker) -> list[Recovered]:
-    """Finish or undo every interrupted operation on this host's instances."""
+def settle(tracker: ResourceTracker, ctx: MoveContext, instance_uuid: str) -> HostRecovery:
+    """What a host does for one instance whose operation it was running
+    when the operation failed half-way (its database connection dropped):
+    the same as its restart would, for that instance only. Only for an
+    operation nobody else runs any more."""
+    moves = recovery.reconcile(ctx, tracker.host, instance_uuid=instance_uuid)
+    instances = recover_instances(tracker, [instance_uuid])
+    instance = tracker.compute.get_instance(instance_uuid)
+    if instance.vm_state == v.DELETED and instance.host == tracker.host:
+        # A delete that stopped after marking the record: its release.
+        tracker.release([instance_uuid], f"delete of {instance_uuid} finished on "
+                        f"{tracker.host}")
+    return HostRecovery(moves, instances, [])
+
+
+def recover_instances(tracker: ResourceTracker,
+                      uuids: list[str] | None = None) -> list[Recovered]:
+    """Finish or undo every interrupted operation on this host's instances
+    (of ``uuids`` only, if given)."""
     done = []
-    records = tracker.compute.list_instances(host=tracker.host)
+    records = tracker.compute.list_instances(host=tracker.host, uuids=uuids)
     moving = {m.instance_uuid for m in tracker.compute.list_migrations(
         instance_uuids=[i.uuid for i in records],
         statuses=v.UNFINISHED_MIGRATION_STATUSES)}

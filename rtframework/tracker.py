@@ -31,11 +31,12 @@ from oslo_config import cfg
 
 from rtframework import accounting, heal_rules, history, retry, room
 from rtframework.compute import errors as cerrors
+from rtframework.compute import flavors
 from rtframework.compute import values as cv
 from rtframework.compute.store import ComputeStore
 from rtframework.compute.values import Flavor, Instance
 from rtframework.driver import ComputeDriver, DriverError, InstanceSpec
-from rtframework.moves import delete
+from rtframework.moves import delete, preconditions
 from rtframework.moves import errors as merrors
 from rtframework.moves.common import MoveContext
 from rtframework.placement import errors as perrors
@@ -142,16 +143,9 @@ def log_allocations(consumer: str, allocations: t.Allocations, verb: str, reason
 
 def validate_flavor(flavor: Flavor) -> None:
     """Refuse a flavor placement would refuse, before anything is written."""
-    if not flavor.resources:
-        raise InvalidFlavor(f"flavor {flavor.name!r} asks for no resources")
-    for rc, amount in flavor.resources.items():
-        try:
-            validation.check_resource_class_name(rc)
-        except perrors.InvalidResourceClass as exc:
-            raise InvalidFlavor(f"flavor {flavor.name!r}: {exc}") from None
-        if not isinstance(amount, int) or isinstance(amount, bool) or not 1 <= amount <= t.MAX_INT:
-            raise InvalidFlavor(f"flavor {flavor.name!r}: {rc} amount must be an integer "
-                                f"from 1 to {t.MAX_INT}, got {amount!r}")
+    why = flavors.problem(flavor)
+    if why is not None:
+        raise InvalidFlavor(why)
 
 
 class ResourceTracker:
@@ -563,6 +557,8 @@ class ResourceTracker:
         nothing (failed spawn)."""
         validate_flavor(flavor)
         nodes = self._nodes_for(node)
+        preconditions.check(self.conf, self.compute, preconditions.BOOT, None,
+                            dest_host=self.host)
         with self._lock:
             instance = self.compute.create_instance(
                 name, flavor, project_id=project_id, user_id=user_id, host=self.host,
@@ -610,6 +606,8 @@ class ResourceTracker:
                 raise InvalidInstanceState(
                     f"instance {instance.uuid} is {instance.vm_state} (task "
                     f"{instance.task_state}); only an ACTIVE idle instance can be shelved")
+            preconditions.check(self.conf, self.compute, preconditions.SHELVE_OFFLOAD,
+                                instance)
             self.compute.update_instance(
                 instance.uuid, expected_vm_state=cv.ACTIVE, expected_task_state=None,
                 expected_host=self.host, task_state="shelving_offloading")
@@ -634,6 +632,8 @@ class ResourceTracker:
                     f"instance {instance.uuid} is {instance.vm_state} (task "
                     f"{instance.task_state}); only a SHELVED_OFFLOADED one can be unshelved")
             nodes = self._nodes_for(node)
+            preconditions.check(self.conf, self.compute, preconditions.UNSHELVE, instance,
+                                dest_host=self.host)
             shelved = instance
             try:
                 instance = self.compute.update_instance(

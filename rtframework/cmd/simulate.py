@@ -43,7 +43,12 @@ class Simulate(Command):
                             "[database] connection of the configuration; thread mode "
                             "without one uses SQLite in a temporary directory).")
         parser.add_argument("--plot", metavar="FILE",
-                            help="Write a PNG of each host's used VCPU over time.")
+                            help="Write a PNG with one panel per host: used against "
+                            "capacity per class, moves in flight as a band, host kills "
+                            "and violations marked (needs the [plot] extra).")
+        parser.add_argument("--report", metavar="FILE",
+                            help="Write one self-contained HTML file with the plot and "
+                            "every table (needs the [plot] extra).")
         parser.add_argument("--kill-rate", type=float, default=defaults.kill_rate,
                             help="Chance that an operation's host is killed while it runs "
                             "(chaos; default %(default)s).")
@@ -80,7 +85,7 @@ class Simulate(Command):
             check_interval=parsed_args.check_interval,
             quiet_hosts=self.app.options.verbose_level <= 1)
         try:
-            if parsed_args.plot:
+            if parsed_args.plot or parsed_args.report:
                 # Before the run, not after minutes of it.
                 report.require_plotting()
             soak = runner.Soak(options)
@@ -103,6 +108,9 @@ class Simulate(Command):
         if parsed_args.plot:
             report.plot(result, parsed_args.plot)
             out.write(f"plot written to {parsed_args.plot}\n")
+        if parsed_args.report:
+            report.html_report(result, parsed_args.report)
+            out.write(f"report written to {parsed_args.report}\n")
         # A checker that never completed a pass proved nothing.
         blind = result.observations.passes == 0 and result.observations.errors > 0
         return 1 if result.violations or result.errors or blind else 0

@@ -20,10 +20,11 @@ from oslo_config import cfg
 
 from rtframework import room, scheduler
 from rtframework.compute import errors as cerrors
+from rtframework.compute import flavors
 from rtframework.compute import values as v
 from rtframework.compute.store import ComputeStore
 from rtframework.driver import ComputeDriver, InstanceSpec
-from rtframework.moves import claims, errors, state
+from rtframework.moves import claims, errors, preconditions, state
 from rtframework.placement import errors as perrors
 from rtframework.placement import types as t
 from rtframework.placement.backend import PlacementBackend
@@ -209,6 +210,19 @@ def begin(
     return taken, migration
 
 
+def validate_flavor(ctx: MoveContext, flavor: v.Flavor) -> None:
+    """Refuse a new flavor placement would refuse (no resources, amounts
+    below 1, a class placement does not know), before anything is written."""
+    why = flavors.problem(flavor)
+    if why is not None:
+        raise errors.MoveError(why)
+    known = set(ctx.backend.list_resource_classes())
+    unknown = sorted(set(flavor.resources) - known)
+    if unknown:
+        raise errors.MoveError(f"flavor {flavor.name!r}: unknown resource class "
+                               f"{', '.join(unknown)}")
+
+
 def nodes_of(ctx: MoveContext, host: str) -> list[v.ComputeNode]:
     nodes = ctx.store.list_compute_nodes(host=host)
     if not nodes:
@@ -224,6 +238,7 @@ def claim_destination(
     exclude_host: str | None,
     strategy: claims.ClaimStrategy,
     reason: str,
+    operation: str,
     failure_status: str = state.ERROR,
 ) -> tuple[v.Migration, Destination]:
     """Pick a destination and hold the move's double claim on it; if none
@@ -236,7 +251,8 @@ def claim_destination(
     the next one.
     """
     try:
-        return _claim_destination(ctx, migration, to_host, exclude_host, strategy, reason)
+        return _claim_destination(ctx, migration, to_host, exclude_host, strategy, reason,
+                                  operation)
     except Exception:
         fail(ctx, migration.uuid, status=failure_status, reason=f"{reason}: no destination")
         raise
@@ -249,6 +265,7 @@ def _claim_destination(
     exclude_host: str | None,
     strategy: claims.ClaimStrategy,
     reason: str,
+    operation: str,
 ) -> tuple[v.Migration, Destination]:
     if to_host is not None and to_host == exclude_host:
         raise errors.MoveError(
@@ -266,10 +283,14 @@ def _claim_destination(
                 + "; ".join(f"node {n.nodename}: {_why(ctx, n.uuid, resources)}" for n in nodes)
                 + ")")
     else:
+        # The scheduler skips hosts the preconditions table refuses (down,
+        # disabled, still cleaning up after this instance).
+        instance = ctx.store.get_instance(migration.instance_uuid)
         nodes = ctx.store.list_compute_nodes()
-        # Never the source, nor a host that is down or disabled.
-        skipped = ctx.store.unschedulable_hosts(ctx.conf.service_down_time)
-        excluded = {n.uuid for n in nodes if n.host == exclude_host or n.host in skipped}
+        refused = {host for host in {n.host for n in nodes}
+                   if preconditions.destination_problem(ctx.conf, ctx.store, operation,
+                                                        instance, host) is not None}
+        excluded = {n.uuid for n in nodes if n.host == exclude_host or n.host in refused}
         found = scheduler.candidates(ctx.backend, resources, exclude_roots=excluded)
     node_by_root: Mapping[str, v.ComputeNode] = {n.uuid: n for n in nodes}
     # Trees that are not compute nodes (sharing providers) cannot host a guest.

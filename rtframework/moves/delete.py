@@ -13,7 +13,7 @@ import logging
 
 from rtframework import retry
 from rtframework.compute import values as v
-from rtframework.moves import claims, common, errors, state
+from rtframework.moves import claims, common, errors, preconditions, state
 from rtframework.moves.common import MoveContext
 
 LOG = logging.getLogger(__name__)
@@ -34,6 +34,7 @@ def delete(ctx: MoveContext, instance_ref: str, attempts: int = 5) -> v.Instance
     """
     for attempt in range(attempts):
         instance = common.lookup_instance(ctx, instance_ref)
+        preconditions.check(ctx.conf, ctx.store, preconditions.DELETE, instance)
         try:
             deleted = common.update_instance(
                 ctx, instance.uuid, expected_vm_state=instance.vm_state,

@@ -30,3 +30,16 @@ class UnexpectedAllocations(MoveError):
 
 class ConcurrentUpdate(MoveError):
     """Another actor changed the instance or migration record first."""
+
+
+class PreconditionFailed(MoveError):
+    """An operation's row of the preconditions table refused it; ``rule``
+    names the rule. Nothing was written."""
+
+    def __init__(self, message: str, rule: str) -> None:
+        super().__init__(message)
+        self.rule = rule
+
+
+class InstanceBusy(PreconditionFailed, ConcurrentUpdate):
+    """The instance has a task running; try again when it is done."""

@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 
 from rtframework.compute import values as v
-from rtframework.moves import common, errors, resize, state
+from rtframework.moves import common, errors, preconditions, resize, state
 from rtframework.moves.claims import DoubledClaim
 from rtframework.moves.common import MoveContext
 
@@ -26,13 +26,8 @@ TASK_REBUILDING = "rebuilding"
 def start(ctx: MoveContext, instance_ref: str, *, to_host: str | None = None) -> v.Migration:
     """Check the source is down, then hold the claim on a destination."""
     instance = common.lookup_instance(ctx, instance_ref)
-    if instance.host is None:
-        raise errors.MoveError(f"instance {instance.uuid} has no host to evacuate from")
-    if ctx.store.is_host_up(instance.host, ctx.conf.service_down_time):
-        raise errors.MoveError(
-            f"host {instance.host!r} of instance {instance.uuid} is up; only instances of a "
-            f"host that is down (no heartbeat for {ctx.conf.service_down_time}s, or forced "
-            "down) may be evacuated")
+    preconditions.check(ctx.conf, ctx.store, preconditions.EVACUATE, instance,
+                        dest_host=to_host)
     strategy = DoubledClaim(ctx.backend, retries=ctx.conf.placement.conflict_retries)
     _, migration = common.begin(
         ctx, instance, migration_type=state.EVACUATION, task_state=TASK_REBUILDING,
@@ -42,7 +37,7 @@ def start(ctx: MoveContext, instance_ref: str, *, to_host: str | None = None) ->
     migration = common.advance(ctx, migration, state.PRE_MIGRATING)
     migration, _ = common.claim_destination(
         ctx, migration, to_host=to_host, exclude_host=instance.host, strategy=strategy,
-        reason=f"evacuation {migration.uuid} start",
+        reason=f"evacuation {migration.uuid} start", operation=preconditions.EVACUATE,
     )
     return migration
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 
 from rtframework.compute import values as v
-from rtframework.moves import common, errors, state
+from rtframework.moves import common, errors, preconditions, state
 from rtframework.moves.common import MoveContext
 
 LOG = logging.getLogger(__name__)
@@ -25,8 +25,8 @@ TASK_MIGRATING = "migrating"
 def start(ctx: MoveContext, instance_ref: str, *, to_host: str | None = None) -> v.Migration:
     """Hold the claim on the destination and start copying: running."""
     instance = common.lookup_instance(ctx, instance_ref)
-    if to_host is not None and to_host == instance.host:
-        raise errors.MoveError(f"instance {instance.uuid} is on host {to_host!r} already")
+    preconditions.check(ctx.conf, ctx.store, preconditions.LIVE_MIGRATE, instance,
+                        dest_host=to_host)
     strategy = common.claims.strategy(ctx.conf.placement.move_claim_strategy, ctx.backend,
                                       ctx.conf)
     _, migration = common.begin(
@@ -36,6 +36,7 @@ def start(ctx: MoveContext, instance_ref: str, *, to_host: str | None = None) ->
     migration, _ = common.claim_destination(
         ctx, migration, to_host=to_host, exclude_host=instance.host, strategy=strategy,
         reason=f"live-migration {migration.uuid} start", failure_status=state.FAILED,
+        operation=preconditions.LIVE_MIGRATE,
     )
     try:
         ctx.spawn(migration.dest_host, instance, migration.dest_node, instance.flavor)

@@ -48,10 +48,12 @@ class Reconciled:
     action: str
 
 
-def reconcile(ctx: MoveContext, host: str) -> list[Reconciled]:
-    """Finish or undo this host's interrupted moves; returns what was done."""
+def reconcile(ctx: MoveContext, host: str,
+              instance_uuid: str | None = None) -> list[Reconciled]:
+    """Finish or undo this host's interrupted moves (only those of
+    ``instance_uuid`` if given); returns what was done."""
     done = []
-    for migration in ctx.store.list_migrations(host=host,
+    for migration in ctx.store.list_migrations(host=host, instance_uuid=instance_uuid,
                                                statuses=v.UNFINISHED_MIGRATION_STATUSES):
         try:
             action, after = _decide(ctx, host, migration)

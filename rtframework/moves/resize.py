@@ -21,7 +21,7 @@ from __future__ import annotations
 import logging
 
 from rtframework.compute import values as v
-from rtframework.moves import common, errors, state
+from rtframework.moves import common, errors, preconditions, state
 from rtframework.moves.common import MoveContext
 
 LOG = logging.getLogger(__name__)
@@ -45,11 +45,15 @@ def start(
         new_flavor = instance.flavor
     elif new_flavor is None:
         raise errors.MoveError("a resize needs a new flavor")
-    elif dict(new_flavor.resources) == dict(instance.flavor.resources):
-        raise errors.MoveError(
-            f"instance {instance.uuid} has flavor {dict(instance.flavor.resources)} already")
-    if cold and to_host is not None and to_host == instance.host:
-        raise errors.MoveError(f"instance {instance.uuid} is on host {to_host!r} already")
+    else:
+        common.validate_flavor(ctx, new_flavor)
+        if dict(new_flavor.resources) == dict(instance.flavor.resources):
+            raise errors.MoveError(
+                f"instance {instance.uuid} has flavor {dict(instance.flavor.resources)} "
+                "already")
+    preconditions.check(ctx.conf, ctx.store,
+                        preconditions.MIGRATE if cold else preconditions.RESIZE,
+                        instance, dest_host=to_host)
     strategy = common.claims.strategy(ctx.conf.placement.move_claim_strategy, ctx.backend,
                                       ctx.conf)
     _, migration = common.begin(
@@ -61,6 +65,7 @@ def start(
         # A cold migration must leave the host; a resize may stay.
         exclude_host=instance.host if cold else None,
         strategy=strategy, reason=f"{migration_type} {migration.uuid} start",
+        operation=preconditions.MIGRATE if cold else preconditions.RESIZE,
     )
     return migration
 
@@ -136,6 +141,11 @@ def _take(ctx: MoveContext, migration_uuid: str, going: str, done: str,
     if migration.status in other_way:
         raise refused(f"{migration.migration_type} {migration.uuid} is {migration.status}; "
                       f"it cannot be {done}")
+    state.check(migration.uuid, migration.migration_type, migration.status, going)
+    operation = preconditions.CONFIRM if going == state.CONFIRMING else preconditions.REVERT
+    preconditions.check(ctx.conf, ctx.store, operation,
+                        common.lookup_instance(ctx, migration.instance_uuid),
+                        migration=migration)
     return common.advance(ctx, migration, going)
 
 

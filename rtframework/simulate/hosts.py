@@ -72,9 +72,6 @@ class Host:
         self.pass_lock = threading.Lock()
         self.passes = 0
         self.failed_passes = 0
-        # Faults are off while an operation without crash recovery runs
-        # (see ops.KILLABLE): they would leave it half done for good.
-        self._quiet = threading.local()
         self.faults_on = faults.db_fault_rate > 0
         for engine in {self.backend.wrapped.engine, self.store.engine}:
             chaos.relax_durability(engine)
@@ -84,7 +81,7 @@ class Host:
                 chaos.install_db_faults(engine, faults.db_fault_rate, rng, self._faulty)
 
     def _faulty(self) -> bool:
-        return self.faults_on and not getattr(self._quiet, "on", False)
+        return self.faults_on
 
     def reconcile(self, attempts: int = 5) -> None:
         """Finish or undo what a stop of this host interrupted, as ``rtf
@@ -111,12 +108,29 @@ class Host:
             self.passes += 1
 
     def execute(self, op: ops.Op, env: ops.HostEnv) -> str:
-        self._quiet.on = op.kind not in ops.KILLABLE
-        try:
-            with history.recording(self.store, self.name):
-                return ops.execute(op, env)
-        finally:
-            self._quiet.on = False
+        with history.recording(self.store, self.name):
+            outcome = ops.execute(op, env)
+            if outcome.startswith("fault"):
+                self.settle(op)
+        return outcome
+
+    def settle(self, op: ops.Op, attempts: int = 5) -> None:
+        """The operation lost its database connection half-way: settle its
+        instance as a restart would (faults may hit this too: retried)."""
+        for attempt in range(attempts):
+            try:
+                uuid = op.instance
+                if uuid is None:  # a boot: its record is named after the operation
+                    found = [i for i in self.store.list_instances(host=self.name)
+                             if i.name == ops.boot_name(op)]
+                    if not found:
+                        return
+                    uuid = found[0].uuid
+                instance_recovery.settle(self.tracker, self.ctx, uuid)
+                return
+            except ops.EXPECTED as exc:
+                LOG.warning("settling operation %d on %s failed (attempt %d): %s",
+                            op.number, self.name, attempt + 1, exc)
 
     def close(self) -> None:
         self.backend.wrapped.close()

@@ -41,11 +41,14 @@ SHELVE, UNSHELVE, DELETE_MID_MOVE = "shelve offload", "unshelve", "delete mid-mo
 KINDS = (BOOT, DELETE, MIGRATE, RESIZE, SAME_HOST_RESIZE, LIVE, LIVE_FAIL, EVACUATE,
          CONFIRM, REVERT, SHELVE, UNSHELVE, DELETE_MID_MOVE)
 
-# Operations whose host may be killed while they run: a move is finished
-# or undone by the restarted host's reconcile, a delete or shelve by its
-# heal. An unshelve (or boot) cut short has no recovery yet: it would
-# stay half done whatever the soak checks.
-KILLABLE = frozenset(KINDS) - {UNSHELVE, BOOT}
+# Operations whose host may be killed while they run: all of them. The
+# restarted host's startup recovery finishes or undoes each
+# (rtframework.instance_recovery, rtframework.moves.recovery).
+KILLABLE = frozenset(KINDS)
+
+# Errors that mean the database connection dropped under the operation
+# (not that it was refused): the host settles the operation's instance.
+FAULTS = (sa.exc.OperationalError, sa.exc.InterfaceError, perrors.BackendUnavailable)
 
 # Errors an operation may meet in a busy cloud; anything else is a bug.
 EXPECTED = (TrackerError, merrors.MoveError, scheduler.NoValidHost, cerrors.ComputeError,
@@ -164,6 +167,8 @@ def execute(op: Op, env: HostEnv) -> str:
     """Run ``op``; returns ``ok`` or ``refused: <error>`` (an expected error)."""
     try:
         _run(op, env)
+    except FAULTS as exc:
+        return f"fault: {type(exc).__name__}"
     except EXPECTED as exc:
         return f"refused: {type(exc).__name__}"
     except Exception as exc:  # a bug: counted, shown, and the soak goes on
@@ -172,11 +177,15 @@ def execute(op: Op, env: HostEnv) -> str:
     return "ok"
 
 
+def boot_name(op: Op) -> str:
+    return f"vm-{op.number}"
+
+
 def _run(op: Op, env: HostEnv) -> None:
     ctx, tracker = env.ctx, env.trackers[op.executor]
     kind, uuid = op.kind, op.instance or ""
     if kind == BOOT:
-        tracker.boot(f"vm-{op.number}", op.flavor or FLAVORS[0], project_id=PROJECT,
+        tracker.boot(boot_name(op), op.flavor or FLAVORS[0], project_id=PROJECT,
                      user_id=USER)
     elif kind == DELETE:
         tracker.delete(uuid)

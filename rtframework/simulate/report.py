@@ -1,4 +1,4 @@
-"""What a soak prints at the end, and its plot."""
+"""What a soak prints at the end, its plot and its HTML report."""
 
 from __future__ import annotations
 
@@ -7,11 +7,30 @@ import prettytable
 from rtframework.simulate import ops
 from rtframework.simulate.runner import Result
 
-OUTCOMES = ("ok", "refused", "interrupted", "error")
+OUTCOMES = ("ok", "refused", "fault", "interrupted", "error")
+# Column titles: a fault is a dropped database connection under the
+# operation (its host then settles it); interrupted is cut short by a kill.
+TITLES = ("ok", "refused", "db fault", "killed", "error")
 
 
 def operations_table(result: Result) -> str:
-    table = prettytable.PrettyTable(["Operation", *OUTCOMES, "total"])
+    return _operations(result).get_string()
+
+
+def summary_table(result: Result) -> str:
+    return _summary(result).get_string()
+
+
+def violations_table(result: Result) -> str:
+    return _violations(result).get_string()
+
+
+def flips_table(result: Result) -> str:
+    return _flips(result).get_string()
+
+
+def _operations(result: Result) -> prettytable.PrettyTable:
+    table = prettytable.PrettyTable(["Operation", *TITLES, "total"])
     table.align = "r"
     table.align["Operation"] = "l"
     for kind in ops.KINDS:
@@ -20,10 +39,10 @@ def operations_table(result: Result) -> str:
             table.add_row([kind, *counts, sum(counts)])
     totals = [sum(n for (_, o), n in result.outcomes.items() if o == out) for out in OUTCOMES]
     table.add_row(["all", *totals, sum(totals)])
-    return table.get_string()
+    return table
 
 
-def summary_table(result: Result) -> str:
+def _summary(result: Result) -> prettytable.PrettyTable:
     opts = result.options
     obs = result.observations
     table = prettytable.PrettyTable(["What", "Value"])
@@ -48,15 +67,19 @@ def summary_table(result: Result) -> str:
         rows[7:7] = [
             ("hosts killed (SIGKILL)", result.kills),
             ("generation bumps", result.bumps),
-            ("transient findings while hosts were down",
+            ("operations cut short by a kill",
+             ", ".join(f"{kind} {n}" for kind in ops.KINDS
+                       if (n := result.outcomes.get((kind, "interrupted"), 0)))
+             or "none"),
+            ("findings about a host being restarted (left to its restart)",
              ", ".join(f"{k} {n}" for k, n in sorted(result.transient.items())) or "none"),
         ]
     for row in rows:
         table.add_row(row)
-    return table.get_string()
+    return table
 
 
-def violations_table(result: Result) -> str:
+def _violations(result: Result) -> prettytable.PrettyTable:
     table = prettytable.PrettyTable(["When", "Kind", "Consumer", "Provider", "Detail"])
     table.align = "l"
     for finding in result.observations.violations:
@@ -65,14 +88,14 @@ def violations_table(result: Result) -> str:
     for finding in result.final:
         table.add_row(["final", finding.kind, finding.consumer_uuid or "",
                        finding.provider_uuid or "", finding.detail])
-    return table.get_string()
+    return table
 
 
-def flips_table(result: Result) -> str:
+def _flips(result: Result) -> prettytable.PrettyTable:
     table = prettytable.PrettyTable(["Instance", "Flips"])
     for uuid, count in result.observations.flips.most_common():
         table.add_row([uuid, count])
-    return table.get_string()
+    return table
 
 
 def require_plotting() -> None:
@@ -80,29 +103,108 @@ def require_plotting() -> None:
     try:
         import matplotlib  # noqa: F401
     except ImportError:
-        raise ValueError("--plot needs matplotlib, which is not installed: "
+        raise ValueError("--plot and --report need matplotlib, which is not installed: "
                          "pip install -e '.[plot]'") from None
 
 
-def plot(result: Result, path: str) -> None:
-    """Used VCPU of each host over time, as a PNG."""
+CLASSES = ("VCPU", "MEMORY_MB", "DISK_GB")
+_COLOURS = {"VCPU": "tab:blue", "MEMORY_MB": "tab:green", "DISK_GB": "tab:orange"}
+
+
+def _figure(result: Result):
+    """Small multiples, one panel per host: each class's use as a share of
+    its capacity, the share held for moves in flight as a band under the
+    line (a double claim shows as the band), host kills as red lines and
+    violations as black crosses."""
     import matplotlib
 
     matplotlib.use("Agg")
     from matplotlib import pyplot
 
-    samples = result.observations.samples
-    hosts = sorted({h for _, by_host in samples for h in by_host})
-    figure, axes = pyplot.subplots(figsize=(10, 5))
-    for host in hosts:
-        axes.plot([t for t, _ in samples], [s.get(host, 0) for _, s in samples],
-                  label=host, linewidth=0.8)
-    axes.set_xlabel("seconds")
-    axes.set_ylabel("used VCPU")
-    axes.set_title(f"{len(result.ops)} operations on {result.options.hosts} hosts "
-                   f"(seed {result.seed})")
-    if len(hosts) <= 12:
-        axes.legend(fontsize="small", ncol=2)
-    figure.tight_layout()
-    figure.savefig(path, format="png")
+    obs = result.observations
+    timeline = obs.timeline
+    hosts = sorted({h for _, by_host in timeline for h in by_host})
+    columns = min(4, max(1, len(hosts)))
+    rows = max(1, -(-len(hosts) // columns))
+    figure, axes = pyplot.subplots(rows, columns, figsize=(3.6 * columns, 2.4 * rows + 0.8),
+                                   sharex=True, sharey=True, squeeze=False)
+    times = [t - result.started_at for t, _ in timeline]
+    for index, host in enumerate(hosts):
+        ax = axes[index // columns][index % columns]
+        for rc in CLASSES:
+            share, held = [], []
+            for _, by_host in timeline:
+                sample = by_host.get(host)
+                cap = sample.capacity.get(rc, 0) if sample else 0
+                used = sample.used.get(rc, 0) if sample else 0
+                moving = min(sample.moving.get(rc, 0), used) if sample else 0
+                share.append(100.0 * used / cap if cap else 0.0)
+                held.append(100.0 * (used - moving) / cap if cap else 0.0)
+            ax.plot(times, share, color=_COLOURS[rc], linewidth=0.9, label=rc)
+            ax.fill_between(times, held, share, color=_COLOURS[rc], alpha=0.25, linewidth=0)
+        ax.axhline(100, color="grey", linewidth=0.8, linestyle=":")
+        for at, killed in result.kill_marks:
+            if killed == host:
+                ax.axvline(at - result.started_at, color="red", linewidth=0.7, alpha=0.7)
+        marks = [at - result.started_at for at, where, _ in obs.violation_marks if where == host]
+        if marks:
+            ax.plot(marks, [102] * len(marks), "kx", markersize=7)
+        ax.set_title(host, fontsize="small")
+        ax.set_ylim(0, 110)
+    for index in range(len(hosts), rows * columns):
+        axes[index // columns][index % columns].axis("off")
+    for ax in axes[-1]:
+        ax.set_xlabel("seconds")
+    for row in axes:
+        row[0].set_ylabel("% of capacity")
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    figure.legend(handles, labels, loc="upper right", fontsize="small", ncol=len(CLASSES))
+    figure.suptitle(
+        f"{len(result.ops)} operations on {result.options.hosts} hosts (seed {result.seed}): "
+        f"used / capacity; band = held for moves in flight; red = host killed; "
+        f"x = violation", fontsize="small", x=0.01, ha="left")
+    figure.tight_layout(rect=(0, 0, 1, 0.93))
+    return figure, pyplot
+
+
+def plot(result: Result, path: str) -> None:
+    """Write the small multiples as a PNG."""
+    figure, pyplot = _figure(result)
+    figure.savefig(path, format="png", dpi=100)
     pyplot.close(figure)
+
+
+def html_report(result: Result, path: str) -> None:
+    """One self-contained HTML file: the verdict, the plot (inline PNG) and
+    every table the soak prints."""
+    import base64
+    import html
+    import io
+
+    figure, pyplot = _figure(result)
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=100)
+    pyplot.close(figure)
+    image = base64.b64encode(buffer.getvalue()).decode("ascii")
+    verdict = (f"{len(result.violations)} violations" if result.violations
+               else "no violations")
+    tables = [("Operations", _operations(result)), ("Summary", _summary(result))]
+    if result.observations.flips:
+        tables.append(("Allocation flips", _flips(result)))
+    if result.violations:
+        tables.append(("Violations", _violations(result)))
+    body = "".join(f"<h2>{html.escape(title)}</h2>\n{table.get_html_string()}\n"
+                   for title, table in tables)
+    page = f"""<!DOCTYPE html>
+<html><head><meta charset="utf-8"><title>rtf simulate: {html.escape(verdict)}</title>
+<style>body{{font-family:sans-serif;margin:2em}} table{{border-collapse:collapse}}
+td,th{{border:1px solid #ccc;padding:2px 8px;text-align:left}} img{{max-width:100%}}</style>
+</head><body>
+<h1>Soak: {html.escape(verdict)}</h1>
+<p>{len(result.ops)} operations on {result.options.hosts} hosts, seed {result.seed},
+{result.wall_time:.1f} s.</p>
+<img alt="used versus capacity per host" src="data:image/png;base64,{image}">
+{body}</body></html>
+"""
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(page)

@@ -42,9 +42,6 @@ from rtframework.simulate.monitor import Monitor, Observations
 
 LOG = logging.getLogger(__name__)
 
-# Kinds that no crash can excuse, even while hosts are being killed.
-HARD_KINDS = frozenset({invariants.OVER_CAPACITY, invariants.USAGE_MISMATCH,
-                        invariants.ORPHAN})
 OP_TIMEOUT = 120.0
 
 
@@ -86,6 +83,8 @@ class Result:
     transient: collections.Counter = field(default_factory=collections.Counter)
     final: list[invariants.Violation] = field(default_factory=list)
     wall_time: float = 0.0
+    started_at: float = 0.0  # time.monotonic() at the start
+    kill_marks: list[tuple[float, str]] = field(default_factory=list)  # (monotonic, host)
 
     @property
     def violations(self) -> list[invariants.Violation]:
@@ -162,7 +161,7 @@ class Soak:
 
     # -- common --------------------------------------------------------------
     def run(self, progress: Callable[[ops.Op, str], None] | None = None) -> Result:
-        started = time.monotonic()
+        started = self.result.started_at = time.monotonic()
         with self._state_path() as state_path:
             self.settings = settings_for(self.options, state_path)
             self.conf = build_conf(self.settings)
@@ -193,10 +192,15 @@ class Soak:
             yield path
 
     def _monitor(self) -> Monitor:
-        counted = HARD_KINDS if self.options.chaos else None
         return Monitor(lambda: invariants.take_snapshot(self.backend, self.store),
                        recheck_delay=self.options.recheck_delay,
-                       interval=self.options.check_interval, counted_kinds=counted)
+                       interval=self.options.check_interval,
+                       restarts=self._restarts if self.options.processes else None)
+
+    def _restarts(self) -> tuple[dict[str, int], set[str]]:
+        """Each host's restart count so far, and the hosts down right now
+        (killed, or started and not ready yet)."""
+        return dict(self._epochs), set(self._down_hosts)
 
     def _view(self, down: frozenset[str] = frozenset()) -> ops.View:
         return ops.View(
@@ -220,9 +224,12 @@ class Soak:
                 LOG.warning("generation bump failed: %s", exc)
 
     def _final_check(self) -> None:
+        # Every host has restarted and settled: nothing may be in flight, so
+        # an operation left in the middle counts however recent.
         found = invariants.check(self.backend, self.store,
-                                 recheck_delay=self.options.recheck_delay)
-        found += [f for f in audit.audit(self.backend, self.store, recheck_delay=-1)
+                                 recheck_delay=self.options.recheck_delay, stale_after=0)
+        found += [f for f in audit.audit(self.backend, self.store, recheck_delay=-1,
+                                         stale_after=0)
                   if f not in found]
         self.result.final = found
 
@@ -317,6 +324,8 @@ class Soak:
         self._faults = Faults(self.options.db_fault_rate if self.options.chaos else 0.0,
                               self.seed)
         self._pending: dict[str, int] = {}  # host -> op number it runs
+        self._epochs: dict[str, int] = collections.Counter()  # host -> kills and starts
+        self._down_hosts: set[str] = set()
         self._done: dict[int, str] = {}
         for name in self.names:
             self._start(name)
@@ -370,14 +379,19 @@ class Soak:
                   self._conflicts, self._faults, self.options.quiet_hosts,
                   self.options.periodic_pause, os.getpid()),
             daemon=True)
+        self._down_hosts.add(name)
+        self._epochs[name] += 1
         proc.start()
         self._procs[name] = proc
 
     def _kill(self, name: str) -> None:
         proc = self._procs[name]
+        self._down_hosts.add(name)
+        self._epochs[name] += 1
         if proc.is_alive():
             os.kill(proc.pid, signal.SIGKILL)
             self.result.kills += 1
+            self.result.kill_marks.append((time.monotonic(), name))
         proc.join()
         self._pending.pop(name, None)
 
@@ -415,8 +429,11 @@ class Soak:
                 return
             time.sleep(0.005)
         kind, name, payload = item
-        if kind == "ready" and ready is not None:
-            ready.add(name)
+        if kind == "ready":
+            self._down_hosts.discard(name)
+            self._epochs[name] += 1
+            if ready is not None:
+                ready.add(name)
         elif kind == "periodic" and passes is not None:
             passes[name] = max(passes.get(name, 0), payload)
         elif kind == "done":

@@ -64,7 +64,7 @@ def test_plot_without_matplotlib_fails_before_the_run_naming_the_extra(monkeypat
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib -> ImportError
     assert run("simulate", "--hosts", "1", "--operations", "100000", "--plot", "x.png") == 2
     err = capsys.readouterr().err
-    assert "--plot needs matplotlib" in err and "'.[plot]'" in err
+    assert "--plot and --report need matplotlib" in err and "'.[plot]'" in err
     assert not pathlib.Path("x.png").exists()
 
 

@@ -154,6 +154,7 @@ def write_once(conn: sa.Connection, writes: Sequence[t.AllocationWrite]) -> None
                     f"resource provider {uuid} not found (allocation of consumer "
                     f"{w.consumer_uuid})"
                 )
+        _check_classes_exist(conn, w, by_uuid)
 
     requested: dict[tuple[int, str], int] = defaultdict(int)
     released: dict[tuple[int, str], int] = defaultdict(int)
@@ -194,6 +195,21 @@ def write_once(conn: sa.Connection, writes: Sequence[t.AllocationWrite]) -> None
 
 
 _PG_FOREIGN_KEY_VIOLATION = "23503"
+
+
+def _check_classes_exist(conn: sa.Connection, w: t.AllocationWrite,
+                         by_uuid: dict[str, _Provider]) -> None:
+    """A class that does not exist is named as such (as Placement does),
+    not as one the provider has no inventory of. Only classes missing from
+    the providers' inventories are looked up: the error path alone pays."""
+    absent = {rc for uuid, resources in w.allocations.items() for rc in resources
+              if rc not in by_uuid[uuid].inventories
+              and rc not in validation.STANDARD_CLASSES}
+    missing = absent - queries.custom_names(conn, m.resource_classes, absent)
+    if missing:
+        raise errors.ResourceClassNotFound(
+            f"resource class(es) {', '.join(sorted(missing))} not found "
+            f"(allocation of consumer {w.consumer_uuid})")
 
 
 def _plan(writes: Sequence[t.AllocationWrite], consumers: dict[str, _Consumer],

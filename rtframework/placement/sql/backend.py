@@ -142,11 +142,15 @@ class SQLBackend(contract.PlacementBackend):
             str(uuidlib.uuid4()) if uuid is None else uuid, "provider uuid")
         parent_uuid = validation.normalize_optional_uuid(parent_uuid, "parent provider uuid")
         validation.check_provider_name(name)
+        if parent_uuid is not None and parent_uuid == uuid:
+            raise errors.InvalidRequest(f"provider {uuid} cannot be its own parent")
         rp = m.resource_providers
         try:
             with self._write() as conn:
-                self._check_unique(conn, name=name, uuid=uuid)
+                # A missing parent is reported before a taken name or uuid,
+                # as Placement does.
                 parent = queries.provider_row(conn, parent_uuid) if parent_uuid else None
+                self._check_unique(conn, name=name, uuid=uuid)
                 new_id = conn.execute(
                     sa.insert(rp).values(
                         uuid=uuid, name=name, generation=0,
@@ -217,6 +221,8 @@ class SQLBackend(contract.PlacementBackend):
               for rc, amount in sorted(query.resources.items())),
         )
         with translated(), self._read() as conn:
+            queries.check_known_names(conn, query.resources,
+                                      query.required_traits | query.forbidden_traits)
             return [queries.to_provider(row) for row in conn.execute(stmt)]
 
     def update_provider(
@@ -228,8 +234,8 @@ class SQLBackend(contract.PlacementBackend):
         rp = m.resource_providers
         with translated(), self._write() as conn:
             row = queries.provider_row(conn, uuid)
-            self._check_unique(conn, name=name, uuid=None, ignore_id=row.id)
             values: dict = {"name": name}
+            # The new parent is checked before the name, as Placement does.
             if parent_uuid is not None and parent_uuid != row.parent_uuid:
                 parent = queries.provider_row(conn, parent_uuid)
                 # The new parent must not sit below the provider itself.
@@ -243,6 +249,7 @@ class SQLBackend(contract.PlacementBackend):
                 subtree = self._subtree_ids(conn, row.id)
                 conn.execute(sa.update(rp).where(rp.c.id.in_(subtree))
                              .values(root_provider_id=new_root))
+            self._check_unique(conn, name=name, uuid=None, ignore_id=row.id)
             conn.execute(sa.update(rp).where(rp.c.id == row.id).values(**values))
             return queries.to_provider(queries.provider_row(conn, uuid))
 
@@ -338,6 +345,10 @@ class SQLBackend(contract.PlacementBackend):
         inventories: dict[str, t.Inventory], *, replace: bool,
     ) -> int:
         row = queries.provider_row(conn, uuid)
+        # CAS first: it locks the provider row, so the reads below are not
+        # raced by an allocation write; and a stale generation is reported
+        # before an unknown class, as Placement does.
+        new_gen = queries.bump_generation(conn, row, generation)
         custom = [rc for rc in inventories if rc not in validation.STANDARD_CLASSES]
         missing = set(custom) - queries.custom_names(conn, m.resource_classes, custom)
         if missing:
@@ -345,9 +356,6 @@ class SQLBackend(contract.PlacementBackend):
                 f"resource class(es) {', '.join(sorted(missing))} not found "
                 f"(inventory of provider {queries.label(row)})"
             )
-        # CAS first: it locks the provider row, so the reads below are not
-        # raced by an allocation write.
-        new_gen = queries.bump_generation(conn, row, generation)
         current = queries.inventories_of(conn, [row.id]).get(row.id, {})
         usages = queries.usages_of(conn, [row.id])
         if replace:
@@ -410,6 +418,10 @@ class SQLBackend(contract.PlacementBackend):
         pt = m.provider_traits
         with translated(), self._write() as conn:
             row = queries.provider_row(conn, uuid)
+            # A stale generation is reported before an unknown trait, and a
+            # write that changes nothing keeps the generation, as Placement
+            # does; the CAS below still guards a real change.
+            queries.keep_generation(row, generation)
             custom = [n for n in traits if n not in validation.STANDARD_TRAITS]
             unknown = set(custom) - queries.custom_names(conn, m.traits, custom)
             if unknown:
@@ -417,6 +429,8 @@ class SQLBackend(contract.PlacementBackend):
                     f"trait(s) {', '.join(sorted(unknown))} not found "
                     f"(traits of provider {queries.label(row)})"
                 )
+            if queries.traits_of(conn, [row.id])[row.id] == traits:
+                return generation
             new_gen = queries.bump_generation(conn, row, generation)
             conn.execute(sa.delete(pt).where(pt.c.resource_provider_id == row.id))
             if traits:

@@ -38,8 +38,8 @@ from dataclasses import dataclass, field
 
 import sqlalchemy as sa
 
-from rtframework.placement import errors, validation
 from rtframework.placement import types as t
+from rtframework.placement import validation
 from rtframework.placement.sql import granular, queries
 from rtframework.placement.sql import models as m
 
@@ -47,19 +47,9 @@ from rtframework.placement.sql import models as m
 def _check(conn: sa.Connection, query: t.CandidateQuery) -> None:
     """What validation.candidate_query cannot know: names the database lacks."""
     groups = [query, *query.groups.values()]
-    classes = {rc for g in groups for rc in g.resources}
-    custom = [rc for rc in classes if rc not in validation.STANDARD_CLASSES]
-    missing = set(custom) - queries.custom_names(conn, m.resource_classes, custom)
-    if missing:
-        raise errors.ResourceClassNotFound(
-            f"resource class(es) {', '.join(sorted(missing))} not found"
-        )
     traits = frozenset().union(*(g.required_traits | g.forbidden_traits for g in groups),
                                query.root_required, query.root_forbidden)
-    custom = [n for n in traits if n not in validation.STANDARD_TRAITS]
-    unknown = set(custom) - queries.custom_names(conn, m.traits, custom)
-    if unknown:
-        raise errors.TraitNotFound(f"trait(s) {', '.join(sorted(unknown))} not found")
+    queries.check_known_names(conn, {rc for g in groups for rc in g.resources}, traits)
 
 
 def _eligible(rc: str, amount: int, query: t.CandidateQuery, *,

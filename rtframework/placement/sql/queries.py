@@ -9,7 +9,7 @@ from collections.abc import Iterable, Mapping
 
 import sqlalchemy as sa
 
-from rtframework.placement import errors
+from rtframework.placement import errors, validation
 from rtframework.placement import types as t
 from rtframework.placement.sql import models as m
 
@@ -53,6 +53,13 @@ def provider_row(conn: sa.Connection, uuid: str):
     return row
 
 
+def _generation_conflict(row, expected: int, current: int | None):
+    return errors.ProviderGenerationConflict(
+        f"resource provider generation conflict on {label(row)}: "
+        f"given {expected}, current {current}"
+    )
+
+
 def bump_generation(conn: sa.Connection, row, expected: int) -> int:
     """Compare-and-swap the provider generation; the new generation.
 
@@ -68,11 +75,16 @@ def bump_generation(conn: sa.Connection, row, expected: int) -> int:
         current = conn.execute(
             sa.select(_rp.c.generation).where(_rp.c.id == row.id)
         ).scalar_one_or_none()
-        raise errors.ProviderGenerationConflict(
-            f"resource provider generation conflict on {label(row)}: "
-            f"given {expected}, current {current}"
-        )
+        raise _generation_conflict(row, expected, current)
     return expected + 1
+
+
+def keep_generation(row, expected: int) -> int:
+    """The generation of a write that changes nothing: checked as read,
+    not bumped (Placement leaves it alone too)."""
+    if row.generation != expected:
+        raise _generation_conflict(row, expected, row.generation)
+    return expected
 
 
 # Built once: constructing SQLAlchemy expressions costs more than running
@@ -137,6 +149,21 @@ def custom_names(conn: sa.Connection, table: sa.Table, names: Iterable[str]) -> 
     if not names:
         return set()
     return set(conn.execute(sa.select(table.c.name).where(table.c.name.in_(names))).scalars())
+
+
+def check_known_names(conn: sa.Connection, classes: Iterable[str], traits: Iterable[str]) -> None:
+    """Refuse a query naming a custom class or trait that does not exist,
+    as Placement does, rather than answering it with nothing."""
+    custom = [rc for rc in classes if rc not in validation.STANDARD_CLASSES]
+    missing = set(custom) - custom_names(conn, m.resource_classes, custom)
+    if missing:
+        raise errors.ResourceClassNotFound(
+            f"resource class(es) {', '.join(sorted(missing))} not found"
+        )
+    custom = [n for n in traits if n not in validation.STANDARD_TRAITS]
+    unknown = set(custom) - custom_names(conn, m.traits, custom)
+    if unknown:
+        raise errors.TraitNotFound(f"trait(s) {', '.join(sorted(unknown))} not found")
 
 
 def insert_ignoring_duplicates(conn: sa.Connection, table: sa.Table, rows: list[Mapping]) -> None:

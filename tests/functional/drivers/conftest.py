@@ -1,6 +1,7 @@
 """Hosts that run a real bundled driver, each with its own configuration
 (as separate machines would), trackers on one test database (the functional
-``store`` fixture) and the sql placement backend."""
+``store`` fixture) and the placement backend RTF_TEST_BACKEND selects, empty
+(``fresh_backend``: the sql backend, or a real Placement)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,6 @@ from rtframework.compute.values import Flavor, Instance
 from rtframework.driver import ComputeDriver
 from rtframework.moves.common import MoveContext
 from rtframework.tracker import ResourceTracker
-from tests.functional.placement.conftest import sql_backend  # noqa: F401
 
 PROJECT, USER = "proj", "user"
 

@@ -16,6 +16,8 @@ from rtframework.tracker import NoCapacity
 from rtframework_drivers.baremetal.driver import BaremetalDriver
 from tests.functional.drivers.conftest import Cloud, host_conf
 
+pytestmark = pytest.mark.placement
+
 FIXTURES = pathlib.Path(__file__).resolve().parents[2] / "fixtures" / "baremetal"
 GOLD = "CUSTOM_BAREMETAL_GOLD"
 SILVER = "CUSTOM_BAREMETAL_SILVER"
@@ -24,8 +26,8 @@ UNNAMED = "1f0a5c1e-0006-4a8e-9c1e-000000000006"
 
 
 @pytest.fixture
-def cloud(conf, sql_backend, store):
-    c = Cloud(conf, sql_backend, store, "baremetal")
+def cloud(conf, fresh_backend, store):
+    c = Cloud(conf, fresh_backend, store, "baremetal")
     yield c
     c.shutdown()
 

@@ -15,19 +15,21 @@ from rtframework_drivers.libvirt.driver import LibvirtDriver
 from tests.fixtures.libvirt_binding import require_binding
 from tests.functional.drivers.conftest import Cloud, host_conf
 
+pytestmark = pytest.mark.placement
+
 FIXTURES = pathlib.Path(__file__).resolve().parents[2] / "fixtures" / "libvirt"
 SMALL = Flavor("m1.small", {"VCPU": 2, "MEMORY_MB": 1024, "DISK_GB": 10})
 
 
 @pytest.fixture
-def cloud(conf, sql_backend, store, tmp_path, monkeypatch):
+def cloud(conf, fresh_backend, store, tmp_path, monkeypatch):
     require_binding()
     class Stats:  # a 500 GiB instances filesystem on any machine
         f_blocks = 500 * 262144
         f_frsize = 4096
 
     monkeypatch.setattr(libvirt_host.os, "statvfs", lambda path: Stats)
-    c = Cloud(conf, sql_backend, store, "libvirt")
+    c = Cloud(conf, fresh_backend, store, "libvirt")
     yield c
     c.shutdown()
 

@@ -56,8 +56,11 @@ def test_scheduler_skips_disabled_and_down_hosts(cloud):
     assert code == 1 and "no host has room" in err
     assert _json(cloud, "instances", "list")[0]["Host"] == "h1"
     assert _json(cloud, "migrations", "list", "--unfinished") == []
-    # A named host is taken as named, like Nova's forced destination.
-    assert _json(cloud, "migrate", "web", "--to", "h2")["Dest host"] == "h2"
+    # A named host passes the same rules (Nova's scheduler checks a
+    # requested destination too): refused, naming the host, nothing written.
+    code, _, err = cloud("migrate", "web", "--to", "h2")
+    assert code == 1 and "'h2' is disabled" in err
+    assert _json(cloud, "migrations", "list", "--unfinished") == []
 
 
 def test_forced_down_host_can_be_evacuated(cloud):

@@ -6,6 +6,7 @@ from rtframework.placement.contract_tests.test_allocations import *  # noqa: F40
 from rtframework.placement.contract_tests.test_candidates import *  # noqa: F403
 from rtframework.placement.contract_tests.test_empty_consumers import *  # noqa: F403
 from rtframework.placement.contract_tests.test_inventories import *  # noqa: F403
+from rtframework.placement.contract_tests.test_placement_answers import *  # noqa: F403
 from rtframework.placement.contract_tests.test_providers import *  # noqa: F403
 from rtframework.placement.contract_tests.test_request_groups import *  # noqa: F403
 from rtframework.placement.contract_tests.test_requests import *  # noqa: F403

@@ -1,11 +1,15 @@
-"""Hosts with the fake driver, a tracker each, on one test database."""
+"""Hosts with the fake driver, a tracker each, on one test database.
+
+The placement backend is the one RTF_TEST_BACKEND selects, empty
+(``fresh_backend``): these tests name their hosts "h1", "h2" as a fresh
+cloud would.
+"""
 
 from __future__ import annotations
 
 import pytest
 
 from rtframework.compute.values import Flavor
-from rtframework.placement.backend import load_backend
 from rtframework.tracker import ResourceTracker
 from rtframework_drivers.fake.driver import FakeDriver
 from tests.functional.conftest import store  # noqa: F401 - importable from here too
@@ -14,11 +18,8 @@ SMALL = Flavor("small", {"VCPU": 2, "MEMORY_MB": 1024, "DISK_GB": 10})
 
 
 @pytest.fixture
-def backend(conf, config, database_url):
-    config.config(connection=database_url, group="placement_database")
-    b = load_backend(conf, "sql")
-    yield b
-    b.close()
+def backend(fresh_backend):
+    return fresh_backend
 
 
 @pytest.fixture

@@ -7,6 +7,7 @@ import pytest
 from rtframework.compute import errors as cerrors
 from rtframework.compute import values as v
 from rtframework.compute.values import Flavor
+from rtframework.moves.errors import PreconditionFailed
 from rtframework.tracker import (
     BootFailed,
     InvalidFlavor,
@@ -15,6 +16,8 @@ from rtframework.tracker import (
     NotOwned,
 )
 from tests.functional.tracker.conftest import SMALL, boot, usage
+
+pytestmark = pytest.mark.placement
 
 
 def held(rt, instance_uuid):
@@ -59,7 +62,7 @@ def test_no_capacity_names_max_unit(tracker):
 
 def test_boot_before_the_node_is_reported_says_so(make_tracker):
     rt = make_tracker("h1")
-    with pytest.raises(NoCapacity, match="not in placement yet"):
+    with pytest.raises(PreconditionFailed, match="not in placement yet"):
         boot(rt)
     assert rt.compute.list_instances() == []
 

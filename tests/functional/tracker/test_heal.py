@@ -10,6 +10,8 @@ from rtframework.compute import values as v
 from rtframework.compute.values import Flavor
 from tests.functional.tracker.conftest import SMALL
 
+pytestmark = pytest.mark.placement
+
 RES = dict(SMALL.resources)
 
 

@@ -7,6 +7,8 @@ import pytest
 from rtframework.placement import errors as perrors
 from rtframework.placement import types as t
 
+pytestmark = pytest.mark.placement
+
 
 def root_inventory(rt, node=None):
     return rt.backend.wrapped.get_inventories(rt.node_root_uuid(node or rt.host)).inventories

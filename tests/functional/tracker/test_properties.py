@@ -16,6 +16,8 @@ from rtframework.compute.values import Flavor
 from rtframework.tracker import InvalidInstanceState, NoCapacity
 from tests.functional.tracker.conftest import boot, usage
 
+pytestmark = pytest.mark.placement
+
 FLAVORS = [Flavor("one", {"VCPU": 1, "MEMORY_MB": 512}),
            Flavor("big", {"VCPU": 8, "MEMORY_MB": 4096, "DISK_GB": 50})]
 

@@ -12,6 +12,8 @@ from rtframework.tracker import TrackerError
 from tests.fixtures.crash import Crash, Steps
 from tests.functional.tracker.conftest import SMALL, boot, usage
 
+pytestmark = pytest.mark.placement
+
 
 def held(rt, uuid):
     return rt.backend.wrapped.get_consumer_allocations(uuid).allocations
