@@ -61,7 +61,8 @@ class Backoff:
 
 
 def _run(attempt: Callable[[], T], backoff: Backoff, retry_on: Callable[[BaseException], bool],
-         what: str | Callable[[], str], on_retry: Callable[[BaseException], None] | None) -> T:
+         what: str | Callable[[], str], on_retry: Callable[[BaseException], None] | None,
+         unreachable: Callable[[BaseException], bool] | None = None) -> T:
     started = time.monotonic()
 
     def name() -> str:
@@ -91,8 +92,8 @@ def _run(attempt: Callable[[], T], backoff: Backoff, retry_on: Callable[[BaseExc
             on_retry(last)
         message = (f"{name()}: still failing after {state.attempt_number} attempt(s) over "
                    f"{time.monotonic() - started:.1f} s: {last}")
-        if isinstance(last, errors.BackendUnavailable):
-            raise type(last)(message) from last
+        if unreachable is not None and unreachable(last):
+            raise errors.BackendUnavailable(message) from last
         raise RetriesExhausted(message) from last
 
 
@@ -118,7 +119,10 @@ def on_conflict(
 
 
 def call(attempt: Callable[[], T], backoff: Backoff, what: str | Callable[[], str],
-         retry_on: Callable[[BaseException], bool]) -> T:
+         retry_on: Callable[[BaseException], bool],
+         unreachable: Callable[[BaseException], bool] | None = None) -> T:
     """Run one backend call (``attempt``) again while ``retry_on`` says its
-    error was transient; see the module docstring."""
-    return _run(attempt, backoff, retry_on, what, None)
+    error was transient; see the module docstring. Running out after an
+    error ``unreachable`` recognizes (the database stayed away) raises
+    BackendUnavailable, after a lost race RetriesExhausted."""
+    return _run(attempt, backoff, retry_on, what, None, unreachable)

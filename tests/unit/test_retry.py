@@ -89,7 +89,8 @@ def test_an_error_that_is_not_a_race_passes_at_once(waits):
 def test_an_unreachable_database_stays_backend_unavailable(waits):
     attempt, calls = failing(100, errors.BackendUnavailable("node gone"))
     with pytest.raises(errors.BackendUnavailable) as caught:
-        retry.call(attempt, retry.Backoff(retries=2), "get_provider('p')", lambda _e: True)
+        retry.call(attempt, retry.Backoff(retries=2), "get_provider('p')", lambda _e: True,
+                   lambda e: isinstance(e, errors.BackendUnavailable))
     assert not isinstance(caught.value, errors.RetriesExhausted)
     assert "get_provider('p'): still failing after 3 attempt(s)" in str(caught.value)
 
@@ -110,3 +111,11 @@ def _mysql_error(code: int, message: str) -> sa.exc.OperationalError:
 ])
 def test_which_mysql_and_galera_errors_are_transient(code, transient):
     assert dberrors.is_transient(_mysql_error(code, "x")) is transient
+
+
+def test_a_lost_race_the_database_reported_ends_as_retries_exhausted(waits):
+    attempt, calls = failing(100, errors.BackendUnavailable("(1213, 'Deadlock found')"))
+    with pytest.raises(errors.RetriesExhausted):
+        retry.call(attempt, retry.Backoff(retries=2), "write", lambda _e: True,
+                   lambda _e: False)
+    assert len(calls) == 3

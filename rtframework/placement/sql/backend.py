@@ -27,7 +27,12 @@ from rtframework.placement import types as t
 from rtframework.placement.sql import allocations as alloc
 from rtframework.placement.sql import candidates, queries
 from rtframework.placement.sql import models as m
-from rtframework.placement.sql.dberrors import is_transient, reason, translated
+from rtframework.placement.sql.dberrors import (
+    is_connection_lost,
+    is_transient,
+    reason,
+    translated,
+)
 from rtframework.placement.sql.write_plan import ProviderRaced
 
 LOG = logging.getLogger(__name__)
@@ -550,13 +555,18 @@ def _worth_retrying(exc: BaseException) -> bool:
     return isinstance(exc, errors.BackendUnavailable) and is_transient(exc.__cause__)
 
 
+def _unreachable(exc: BaseException) -> bool:
+    return isinstance(exc, errors.BackendUnavailable) and is_connection_lost(exc.__cause__)
+
+
 def _retried(method):
     """Run ``method`` (one transaction) again after a lost race or a lost
     connection, through the one retry layer."""
     @functools.wraps(method)
     def call(self, *args, **kwargs):
         return retry.call(lambda: method(self, *args, **kwargs), self.backoff,
-                          lambda: _describe(method.__name__, args), _worth_retrying)
+                          lambda: _describe(method.__name__, args), _worth_retrying,
+                          _unreachable)
     return call
 
 
