@@ -14,6 +14,7 @@ from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import TypeVar
 
+from rtframework import claim_request
 from rtframework.placement import errors as perrors
 from rtframework.placement import types as t
 from rtframework.placement.backend import PlacementBackend
@@ -71,10 +72,13 @@ def candidates(
     exclude_roots: Collection[str] = (),
     in_tree: str | None = None,
 ) -> list[Candidate]:
-    """Trees that can hold ``resources``, best first."""
-    answer = backend.get_allocation_candidates(
-        t.CandidateQuery(resources={rc: n for rc, n in resources.items() if n}, in_tree=in_tree)
-    )
+    """Trees that can hold ``resources`` (the tree of ``in_tree`` only,
+    with the storage pools it shares), best first."""
+    if in_tree is not None:
+        query = claim_request.for_node(backend, in_tree, resources)
+    else:
+        query = t.CandidateQuery(resources={rc: n for rc, n in resources.items() if n})
+    answer = backend.get_allocation_candidates(query)
     found = []
     for request in answer.allocation_requests:
         root = _root_of(request, answer.provider_summaries)

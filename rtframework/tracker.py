@@ -29,7 +29,7 @@ import os_resource_classes as orc
 import os_traits
 from oslo_config import cfg
 
-from rtframework import accounting, heal_rules, history, retry, room
+from rtframework import accounting, claim_request, heal_rules, history, retry, room, sharing
 from rtframework.compute import errors as cerrors
 from rtframework.compute import flavors
 from rtframework.compute import values as cv
@@ -47,6 +47,10 @@ from rtframework.placement.counting import CallStats, CountingBackend
 from rtframework.provider_tree import ProviderData, ProviderTree
 
 LOG = logging.getLogger(__name__)
+
+
+# What _root_uuid answers for a sharing provider (a pool is no node).
+_SHARED = ""
 
 
 class TrackerError(Exception):
@@ -235,15 +239,19 @@ class ResourceTracker:
         if self._disabled:
             tree.add_traits(root, os_traits.COMPUTE_STATUS_DISABLED)
         self._root_of.update({uuid: root for uuid in tree.uuids()})
-        reported_root = dict(tree.data(root).inventory)
+        reported_root = _Reported.of(self.conf, tree)
         # The one read of a quiet run: every provider of the tree with its
         # generation (empty when the root is not in placement).
         listed = {p.uuid: p for p in self.backend.list_providers(t.ProviderQuery(in_tree=root))}
         generations = {uuid: p.generation for uuid, p in listed.items()}
         state = self._nodes.get(nodename) if root in generations else None
         placed = self._placed_root(state, root, generations)
-        tree.update_inventory(root, accounting.root_inventory(
-            self.conf, reported_root, placed.inventories if placed else {}))
+        for uuid in tree.uuids():
+            if uuid == root:
+                held = placed.inventories if placed else {}
+            else:
+                held = _last_sent(state, uuid, generations)
+            tree.update_inventory(uuid, reported_root.inventory(self.conf, uuid, held))
 
         if state is None:
             state = self._full_sync(tree, placed, listed, reported_root, progress)
@@ -268,7 +276,7 @@ class ResourceTracker:
             return None
 
     def _full_sync(self, tree: ProviderTree, placed: t.ProviderInventories | None,
-                   listed: Mapping[str, t.ResourceProvider], reported_root: dict,
+                   listed: Mapping[str, t.ResourceProvider], reported_root: _Reported,
                    progress: _Progress) -> _NodeState:
         """First run for a node (or its root vanished): check every provider."""
         existing = listed if placed is not None else {}
@@ -281,7 +289,7 @@ class ResourceTracker:
 
     def _incremental_sync(self, state: _NodeState, tree: ProviderTree,
                           placed: t.ProviderInventories, generations: Mapping[str, int],
-                          reported_root: dict, progress: _Progress) -> None:
+                          reported_root: _Reported, progress: _Progress) -> None:
         changed = tree.changed(state.sent)
         to_sync = {u for u in changed if tree.exists(u)} | state.dirty
         # Anyone's write (a claim, a heal, an operator) on a provider of the
@@ -299,7 +307,7 @@ class ResourceTracker:
 
     def _sync(self, state: _NodeState, tree: ProviderTree, uuids: Sequence[str],
               existing: set[str], placed: t.ProviderInventories | None,
-              reported_root: dict, progress: _Progress) -> None:
+              reported_root: _Reported, progress: _Progress) -> None:
         """Create missing providers (parents first) and update the
         inventory and traits of ``uuids``; a failure leaves the provider
         dirty for the next run instead of stopping the others."""
@@ -315,8 +323,8 @@ class ResourceTracker:
                     self._create_provider(data, progress)
                 self._ensure_names(data)
                 generation, changed = self._sync_provider(
-                    data, placed if uuid == root else None,
-                    reported_root if uuid == root else None)
+                    data, placed if uuid == root else None, reported_root,
+                    state.sent.data(uuid).aggregates if state.sent.exists(uuid) else set())
                 state.generations[uuid] = generation
                 state.dirty.discard(uuid)
                 if changed:
@@ -349,13 +357,15 @@ class ResourceTracker:
                 self._known_traits.add(trait)
 
     def _sync_provider(self, data: ProviderData, placed: t.ProviderInventories | None,
-                       reported_root: dict | None) -> tuple[int, bool]:
-        """Make one provider's inventory and traits what ``data`` says.
+                       reported: _Reported, sent_aggregates: set[str]) -> tuple[int, bool]:
+        """Make one provider's inventory, traits and aggregates what
+        ``data`` says.
 
-        For a root the ratios depend on what placement holds, so a lost
-        race re-reads and re-applies them (``reported_root`` is the driver's
-        raw root inventory). Returns the provider generation and whether
-        anything was written.
+        Ratios depend on what placement holds, so a lost race re-reads and
+        re-applies them (``reported`` keeps the driver's raw inventories).
+        Aggregates the driver reports are added; those it reported before
+        and no longer does are removed; others (an operator's) are kept.
+        Returns the provider generation and whether anything was written.
         """
         first_read = placed
 
@@ -363,9 +373,7 @@ class ResourceTracker:
             nonlocal first_read
             current = first_read or self.backend.get_inventories(data.uuid)
             first_read = None
-            if reported_root is not None:
-                data.inventory = accounting.root_inventory(
-                    self.conf, reported_root, current.inventories)
+            data.inventory = reported.inventory(self.conf, data.uuid, current.inventories)
             generation, changed = current.generation, False
             if dict(current.inventories) != data.inventory:
                 generation = self.backend.set_inventories(data.uuid, generation, data.inventory)
@@ -380,6 +388,16 @@ class ResourceTracker:
                 LOG.info("set traits of provider %s (%s): %s", data.name, data.uuid,
                          ", ".join(sorted(data.traits)) or "none")
                 changed = True
+            if data.aggregates or sent_aggregates:
+                held = self.backend.get_provider_aggregates(data.uuid)
+                wanted = (held.aggregates - (sent_aggregates - data.aggregates)) | data.aggregates
+                generation = held.generation
+                if wanted != held.aggregates:
+                    generation = self.backend.set_provider_aggregates(
+                        data.uuid, held.generation, frozenset(wanted))
+                    LOG.info("set aggregates of provider %s (%s): %s", data.name, data.uuid,
+                             ", ".join(sorted(wanted)) or "none")
+                    changed = True
             return generation, changed
 
         return retry.on_conflict(attempt, self._retries, f"update provider {data.name}",
@@ -481,16 +499,19 @@ class ResourceTracker:
         state.held, state.nodes_held = held, nodes_held
 
     def _nodes_of(self, allocations: t.Allocations) -> int:
-        """How many compute nodes (root providers) ``allocations`` touch."""
-        return len({self._root_uuid(p) for p in allocations})
+        """How many compute nodes (root providers) ``allocations`` touch; a
+        storage pool several nodes share is none of them."""
+        return len({self._root_uuid(p) for p in allocations} - {_SHARED})
 
     def _root_uuid(self, provider: str) -> str:
         if provider not in self._root_of:
             try:
                 found = self.backend.get_provider(provider)
-                self._root_of[provider] = found.root_uuid or provider
+                traits = self.backend.get_provider_traits(provider).traits
             except perrors.ProviderNotFound:
                 return provider
+            shared = sharing.SHARING_TRAIT in traits
+            self._root_of[provider] = _SHARED if shared else found.root_uuid or provider
         return self._root_of[provider]
 
     def _decisions(self, consumers: list[str],
@@ -661,7 +682,7 @@ class ResourceTracker:
         root = self.node_root_uuid(nodename)
         try:
             found = self.backend.get_allocation_candidates(
-                t.CandidateQuery(resources=dict(resources), in_tree=root))
+                claim_request.for_node(self.backend, root, resources))
         except perrors.ResourceClassNotFound:
             # No provider anywhere offers the class: say what this tree has.
             found = t.AllocationCandidates((), {})
@@ -754,6 +775,35 @@ class ResourceTracker:
                     "'rtf compute update' on that host first")
         return (f"node {nodename} of host {self.host} cannot hold {format_resources(resources)}"
                 f" ({why})")
+
+@dataclass(frozen=True)
+class _Reported:
+    """What the driver reported for each provider of one node (raw) and
+    each provider's share of the host's reservation."""
+
+    raw: Mapping[str, Mapping[str, t.Inventory]]
+    reserved: Mapping[str, Mapping[str, int]]
+
+    @classmethod
+    def of(cls, conf: cfg.ConfigOpts, tree: ProviderTree) -> _Reported:
+        raw = {p.uuid: dict(p.inventory) for p in tree}
+        return cls(raw, accounting.reservations(conf, raw.items()))
+
+    def inventory(self, conf: cfg.ConfigOpts, uuid: str,
+                  placed: Mapping[str, t.Inventory]) -> dict[str, t.Inventory]:
+        return accounting.provider_inventory(conf, self.raw[uuid], placed,
+                                             self.reserved.get(uuid, {}))
+
+
+def _last_sent(state: _NodeState | None, uuid: str,
+               generations: Mapping[str, int]) -> Mapping[str, t.Inventory]:
+    """A provider's inventory in placement as far as this tracker knows
+    without reading: what it sent, while the generation has not moved."""
+    if (state is None or uuid in state.dirty or not state.sent.exists(uuid)
+            or state.generations.get(uuid) != generations.get(uuid)):
+        return {}
+    return state.sent.data(uuid).inventory
+
 
 def _check_provider(data: ProviderData) -> None:
     """The backend contract's checks of everything one provider update writes."""

@@ -50,6 +50,30 @@ FAKE_OPTS = [
         default=[],
         help="Traits of the child provider (e.g. CUSTOM_FPGA_INTEL).",
     ),
+    cfg.IntOpt(
+        "pcpus", default=0, min=0,
+        help="PCPU (dedicated CPUs) total of each node, on the root or spread "
+        "over the NUMA children.",
+    ),
+    cfg.IntOpt(
+        "numa_nodes", default=0, min=0, max=64,
+        help="NUMA children per node (NODE_NUMA0...), each with an equal share "
+        "of pcpus and memory_mb (the root then reports VCPU and DISK_GB only), "
+        "like a host that models its NUMA layout in placement. 0: none.",
+    ),
+    cfg.IntOpt(
+        "gpus", default=0, min=0, max=64,
+        help="Identical GPU children per node (NODE_GPU0...), each offering "
+        "vgpus_per_gpu VGPU; under the NUMA children in turn when there are some.",
+    ),
+    cfg.IntOpt("vgpus_per_gpu", default=4, min=1, help="VGPU total of each GPU child."),
+    cfg.StrOpt(
+        "shared_storage_aggregate",
+        help="UUID of the aggregate of a shared storage pool (a provider with "
+        "MISC_SHARES_VIA_AGGREGATE, made by an operator or rtframework.sharing): each "
+        "node's root joins it and reports no DISK_GB of its own, so disk is "
+        "claimed from the pool. Unset: local disk.",
+    ),
     cfg.BoolOpt(
         "fail_spawn",
         default=False,

@@ -59,22 +59,54 @@ class FakeDriver(ComputeDriver):
     def update_provider_tree(self, tree: ProviderTree, nodename: str) -> None:
         opts = self._opts
         root = tree.find_by_name(nodename).uuid
-        tree.update_inventory(root, {
-            "VCPU": Inventory(total=opts.vcpus, max_unit=opts.vcpus),
-            "MEMORY_MB": Inventory(total=opts.memory_mb, max_unit=opts.memory_mb),
-            "DISK_GB": Inventory(total=opts.disk_gb, max_unit=opts.disk_gb),
-        })
+        on_root = {"VCPU": Inventory(total=opts.vcpus, max_unit=opts.vcpus)}
+        numa = self._numa_children(tree, nodename, root)
+        if not numa:
+            on_root["MEMORY_MB"] = Inventory(total=opts.memory_mb, max_unit=opts.memory_mb)
+            if opts.pcpus:
+                on_root["PCPU"] = Inventory(total=opts.pcpus, max_unit=opts.pcpus)
+        if opts.shared_storage_aggregate:
+            tree.update_aggregates(root, {opts.shared_storage_aggregate})
+        else:
+            on_root["DISK_GB"] = Inventory(total=opts.disk_gb, max_unit=opts.disk_gb)
+            tree.update_aggregates(root, set())
+        tree.update_inventory(root, on_root)
         tree.update_traits(root, set(opts.traits))
+        for i in range(opts.gpus):
+            parent = numa[i % len(numa)] if numa else root
+            gpu = self._child(tree, f"{nodename}_GPU{i}", parent)
+            tree.update_inventory(gpu, {"VGPU": Inventory(total=opts.vgpus_per_gpu,
+                                                          max_unit=opts.vgpus_per_gpu)})
         if opts.child_resource_class:
             for name in self.child_names(nodename):
-                child_uuid = self.provider_uuid(name)
-                if not tree.exists(child_uuid):
-                    tree.new_child(name, root, child_uuid)
+                child_uuid = self._child(tree, name, root)
                 tree.update_inventory(child_uuid, {
                     opts.child_resource_class: Inventory(total=opts.child_total,
                                                          max_unit=opts.child_total),
                 })
                 tree.update_traits(child_uuid, set(opts.child_traits))
+
+    def _child(self, tree: ProviderTree, name: str, parent: str) -> str:
+        uuid = self.provider_uuid(name)
+        if not tree.exists(uuid):
+            tree.new_child(name, parent, uuid)
+        return uuid
+
+    def _numa_children(self, tree: ProviderTree, nodename: str, root: str) -> list[str]:
+        """The NUMA children, each with its share of PCPU and MEMORY_MB."""
+        opts = self._opts
+        count = opts.numa_nodes
+        children = []
+        for i in range(count):
+            child = self._child(tree, f"{nodename}_NUMA{i}", root)
+            memory = opts.memory_mb // count
+            inventory = {"MEMORY_MB": Inventory(total=memory, max_unit=memory)}
+            if opts.pcpus // count:
+                pcpus = opts.pcpus // count
+                inventory["PCPU"] = Inventory(total=pcpus, max_unit=pcpus)
+            tree.update_inventory(child, inventory)
+            children.append(child)
+        return children
 
     def list_instances(self) -> list[str]:
         return list(self.instances)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from cliff.lister import Lister
 
 from rtframework.cmd import names
-from rtframework.cmd.placement import _resources
+from rtframework.cmd.placement import _resources, add_trait_and_aggregate_filters
 from rtframework.placement import types as t
 
 
@@ -17,13 +17,7 @@ class AllocationCandidatesList(Lister):
         parser.add_argument("--resource", action="append", required=True,
                             metavar="CLASS=AMOUNT",
                             help="An amount of a class the request needs (repeatable).")
-        parser.add_argument("--required", action="append", default=[], metavar="TRAIT",
-                            help="A trait the candidate must have (repeatable).")
-        parser.add_argument("--forbidden", action="append", default=[], metavar="TRAIT",
-                            help="A trait the candidate must not have (repeatable).")
-        parser.add_argument("--member-of", action="append", default=[], metavar="AGG[,AGG]",
-                            help="Member of any of these aggregates; repeat to require "
-                            "several.")
+        add_trait_and_aggregate_filters(parser, "candidates")
         parser.add_argument("--in-tree", metavar="PROVIDER",
                             help="Only within the tree of this provider (uuid or name).")
         parser.add_argument("--limit", type=int, metavar="N",

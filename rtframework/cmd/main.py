@@ -41,13 +41,15 @@ running rtf without a command prints this help (exit status 2)."""
 def is_usage_error(exc: BaseException) -> bool:
     """Errors that mean "the request was wrong", not "the step failed"."""
     from rtframework.compute import errors as compute_errors
+    from rtframework.db import SchemaNotCurrent
     from rtframework.driver import DriverLoadError
     from rtframework.moves.errors import MoveError
     from rtframework.placement import errors as placement_errors
     from rtframework.tracker import InvalidFlavor, UnknownNode
 
-    usage = (rtconf.ConfigError, DriverLoadError, ValueError, compute_errors.NotFound,
-             compute_errors.AmbiguousInstance, compute_errors.InvalidValue,
+    # SchemaNotCurrent: auto_sync is off and `rtf db sync` was not run.
+    usage = (rtconf.ConfigError, SchemaNotCurrent, DriverLoadError, ValueError,
+             compute_errors.NotFound, compute_errors.AmbiguousInstance, compute_errors.InvalidValue,
              placement_errors.NotFound, placement_errors.InvalidRequest, InvalidFlavor,
              UnknownNode)
     if isinstance(exc, MoveError) and exc.__cause__ is not None:

@@ -27,6 +27,16 @@ def _provider_row(rp: t.ResourceProvider) -> tuple:
     return (rp.uuid, rp.name, rp.generation, rp.parent_uuid or "", rp.root_uuid or "")
 
 
+def add_trait_and_aggregate_filters(parser, what: str) -> None:
+    """--required, --forbidden and --member-of, as placement's queries take them."""
+    parser.add_argument("--required", action="append", default=[], metavar="TRAIT",
+                        help=f"Only {what} with this trait (repeatable).")
+    parser.add_argument("--forbidden", action="append", default=[], metavar="TRAIT",
+                        help=f"Only {what} without this trait (repeatable).")
+    parser.add_argument("--member-of", action="append", default=[], metavar="AGG[,AGG]",
+                        help="Member of any of these aggregates; repeat to require several.")
+
+
 class ProvidersList(Lister):
     """List resource providers, optionally filtered."""
 
@@ -37,12 +47,7 @@ class ProvidersList(Lister):
         parser.add_argument("--in-tree", metavar="PROVIDER",
                             help="Providers of the tree this provider (uuid or name) "
                             "belongs to.")
-        parser.add_argument("--required", action="append", default=[], metavar="TRAIT",
-                            help="Only providers with this trait (repeatable).")
-        parser.add_argument("--forbidden", action="append", default=[], metavar="TRAIT",
-                            help="Only providers without this trait (repeatable).")
-        parser.add_argument("--member-of", action="append", default=[], metavar="AGG[,AGG]",
-                            help="Any of these aggregates; repeat to require several.")
+        add_trait_and_aggregate_filters(parser, "providers")
         parser.add_argument("--resource", action="append", default=[], metavar="CLASS=AMOUNT",
                             help="The provider itself has room for AMOUNT of CLASS.")
         return parser

@@ -79,7 +79,14 @@ def _inventory_rows(invs: t.ProviderInventories):
         for rc, inv in sorted(invs.inventories.items()))
 
 
-class InventorySet(_ProviderWrite):
+class _InventoryWrite(_ProviderWrite):
+    def inventory_result(self, rp: t.ResourceProvider, generation: int):
+        inventory = _inventory_rows(self.app.backend.get_inventories(rp.uuid))
+        return ("Provider", "Name", "Generation", "Inventory"), (rp.uuid, rp.name, generation,
+                                                                 inventory)
+
+
+class InventorySet(_InventoryWrite):
     """Set a provider's inventory: every class named, the others removed.
 
     --amend keeps the classes and fields not named. Placement's defaults
@@ -111,11 +118,10 @@ class InventorySet(_ProviderWrite):
                 backend.ensure_resource_class(rc)
         generation = self.write(rp, current.generation, parsed_args,
                                 lambda g: backend.set_inventories(rp.uuid, g, wanted))
-        return (("Provider", "Name", "Generation", "Inventory"),
-                (rp.uuid, rp.name, generation, _inventory_rows(backend.get_inventories(rp.uuid))))
+        return self.inventory_result(rp, generation)
 
 
-class InventoryDelete(_ProviderWrite):
+class InventoryDelete(_InventoryWrite):
     """Remove one resource class from a provider's inventory (if unused)."""
 
     def get_parser(self, prog_name):
@@ -133,8 +139,7 @@ class InventoryDelete(_ProviderWrite):
             raise ValueError(f"provider {rp.name} has no {rc} inventory")
         generation = self.write(rp, current.generation, parsed_args,
                                 lambda g: backend.delete_inventory(rp.uuid, g, rc))
-        return (("Provider", "Name", "Generation", "Inventory"),
-                (rp.uuid, rp.name, generation, _inventory_rows(backend.get_inventories(rp.uuid))))
+        return self.inventory_result(rp, generation)
 
 
 class TraitsSet(_ProviderWrite):

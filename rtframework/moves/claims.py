@@ -7,6 +7,10 @@
 * ``migration``: the source side moves to a consumer named by the
   migration uuid, M:{S: f_old}, and I claims the destination, I:{D: f_new}.
 
+A storage pool (sharing provider) both sides use is held once, by I, at
+the larger amount of each class: the disk does not move. Confirm brings it
+to the destination's amount, revert to the source's.
+
 Every transition is one atomic multi-consumer ``write_allocations`` that
 names the consumer generations it read. On a generation conflict the whole
 step re-reads and decides again (``rtframework.retry.on_conflict``), so a
@@ -84,10 +88,42 @@ class MoveClaim:
     user_id: str
     source: t.Allocations
     dest: t.Allocations
+    # Sharing providers (storage pools) both halves use: the disk does not
+    # move, so while the move runs each is held once, at the larger amount
+    # of each class, by the instance.
+    shared: frozenset[str] = frozenset()
 
     @property
     def during(self) -> Alloc:
-        return summed(self.source, self.dest)
+        """Both halves: summed, except on shared providers (held once)."""
+        out = summed({p: r for p, r in self.source.items() if p not in self.shared},
+                     {p: r for p, r in self.dest.items() if p not in self.shared})
+        return {**out, **self._shared_held}
+
+    @property
+    def _shared_held(self) -> Alloc:
+        held: Alloc = {}
+        for provider in self.shared:
+            old, new = self.source.get(provider, {}), self.dest.get(provider, {})
+            held[provider] = {rc: max(old.get(rc, 0), new.get(rc, 0))
+                              for rc in set(old) | set(new)}
+        return normalized(held)
+
+    @property
+    def source_unshared(self) -> Alloc:
+        """The source half without the shared providers (what a migration
+        consumer holds)."""
+        return normalized({p: r for p, r in self.source.items() if p not in self.shared})
+
+    @property
+    def dest_during(self) -> Alloc:
+        """The destination half as the instance holds it while the move runs."""
+        return normalized({**self.dest, **self._shared_held})
+
+    def with_source_shared(self, source_unshared: t.Allocations) -> Alloc:
+        """``source_unshared`` with the source's amounts on the shared providers."""
+        return summed(source_unshared,
+                      {p: r for p, r in self.source.items() if p in self.shared})
 
 
 @dataclass(frozen=True)
@@ -257,8 +293,8 @@ class MigrationClaim(ClaimStrategy):
     name = "migration"
 
     def holding(self, move):
-        return {move.instance_uuid: normalized(move.dest),
-                move.migration_uuid: normalized(move.source)}
+        return {move.instance_uuid: move.dest_during,
+                move.migration_uuid: move.source_unshared}
 
     def _decide_start(self, move, held):
         if {move.instance_uuid: held.i, move.migration_uuid: held.m} == self.holding(move):
@@ -268,13 +304,15 @@ class MigrationClaim(ClaimStrategy):
                 f"instance {move.instance_uuid} holds no allocations; nothing to move")
         if held.m or held.i != normalized(move.source):
             raise _unexpected(move, "start", held)
-        return {move.migration_uuid: normalized(move.source),
-                move.instance_uuid: normalized(move.dest)}
+        return self.holding(move)
 
     def _decide_confirm(self, move, held):
         if held.m:
             # Whatever I holds is the destination now (or nothing, if the
-            # instance went away): the source half only has to go.
+            # instance went away): the source half only has to go, and a
+            # shared pool comes down to the destination's amount.
+            if held.i and move.shared and held.i == move.dest_during:
+                return {move.migration_uuid: {}, move.instance_uuid: normalized(move.dest)}
             return {move.migration_uuid: {}}
         if held.i and held.i == normalized(move.source) and held.i != normalized(move.dest):
             raise errors.AlreadyReverted(
@@ -287,8 +325,10 @@ class MigrationClaim(ClaimStrategy):
             if not held.i:
                 # The instance was deleted mid-move: drop M, never bring I back.
                 return {move.migration_uuid: {}}
-            # M holds what the instance had on the source: hand it back.
-            return {move.instance_uuid: held.m, move.migration_uuid: {}}
+            # M holds what the instance had on the source (but the shared
+            # pools, which I kept): hand it back.
+            return {move.instance_uuid: move.with_source_shared(held.m),
+                    move.migration_uuid: {}}
         if held.i and held.i == normalized(move.dest) and held.i != normalized(move.source):
             raise errors.AlreadyConfirmed(
                 f"migration {move.migration_uuid} was confirmed: instance "

@@ -18,7 +18,7 @@ from typing import Any
 
 from oslo_config import cfg
 
-from rtframework import room, scheduler
+from rtframework import room, scheduler, sharing
 from rtframework.compute import errors as cerrors
 from rtframework.compute import flavors
 from rtframework.compute import values as v
@@ -79,14 +79,29 @@ def claim_for(ctx: MoveContext, migration: v.Migration) -> claims.MoveClaim:
     source, dest = migration.source_allocations, migration.dest_allocations
     if source is None:
         source, dest = _legacy_halves(ctx, migration)
+    source, dest = claims.normalized(source), claims.normalized(dest or {})
     return claims.MoveClaim(
         instance_uuid=instance.uuid,
         migration_uuid=migration.uuid,
         project_id=instance.project_id,
         user_id=instance.user_id,
-        source=claims.normalized(source),
-        dest=claims.normalized(dest or {}),
+        source=source,
+        dest=dest,
+        shared=_pools(ctx, set(source) & set(dest)),
     )
+
+
+def _pools(ctx: MoveContext, providers: set[str]) -> frozenset[str]:
+    """Which of ``providers`` are storage pools (sharing providers)."""
+    pools = set()
+    for provider in providers:
+        try:
+            traits = ctx.backend.get_provider_traits(provider).traits
+        except perrors.ProviderNotFound:
+            continue
+        if sharing.SHARING_TRAIT in traits:
+            pools.add(provider)
+    return frozenset(pools)
 
 
 def _legacy_halves(ctx: MoveContext, migration: v.Migration) -> tuple[claims.Alloc, claims.Alloc]:

@@ -76,6 +76,10 @@ def source_returned(ctx: MoveContext, migration: v.Migration) -> v.Migration:
             f"evacuation {migration.uuid} is {migration.status}; only a finished evacuation "
             "is cleaned up on its source")
     instance = ctx.store.get_instance(migration.instance_uuid)
+    if instance.vm_state != v.DELETED and instance.host == migration.source_host:
+        raise errors.MoveError(
+            f"evacuation {migration.uuid}: instance {instance.uuid} lives on its source host "
+            f"{migration.source_host!r} again; its half there is its home's claim")
     common.strategy_for(ctx, migration).confirm(
         common.claim_for(ctx, migration),
         reason=f"evacuation {migration.uuid}: source host {migration.source_host} returned "

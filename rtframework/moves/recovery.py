@@ -15,10 +15,12 @@ by the recorded status, so that allocations end on exactly one side:
 * any status, instance deleted (a delete stopped half-way): remove what
   the instance and the migration hold and close the record (``error``);
 * a finished evacuation whose source is this host: the source returned,
-  so it removes its own half (the instance lives elsewhere) and closes
-  the record. This is the only rule here that removes a claim of an
-  instance the host does not run, and it applies only to a record that
-  says this host was the source.
+  so it removes its own half and closes the record, but only when the
+  instance record places the instance elsewhere; an instance that lives
+  on this host again keeps what it holds here (its home needs it). This
+  is the only rule here that removes a claim of an instance the host
+  does not run, and it applies only to a record that says this host was
+  the source.
 
 Steps are idempotent and compare-and-swap guarded, so both hosts of a
 move may reconcile it at the same time.
@@ -89,6 +91,14 @@ def _decide(ctx: MoveContext, host: str, migration: v.Migration):
         if status == state.FINISHED:
             if migration.source_host != host:
                 return "left for the source host", None
+            instance = ctx.store.get_instance(migration.instance_uuid)
+            if instance.vm_state != v.DELETED and instance.host == host:
+                # The record says the instance lives here again: the source
+                # half is what its home holds, never ours to remove.
+                LOG.warning("evacuation %s: instance %s lives on %s again; its source half "
+                            "is its home's claim and stays", migration.uuid, instance.uuid,
+                            host)
+                return "left: the instance lives on its source again", None
             return "removed the source half", evacuate.source_returned(ctx, migration)
         return "rolled back to the source", resize.rollback(ctx, migration.uuid, reason)
     if kind == state.LIVE:

@@ -155,7 +155,8 @@ def finish_confirm(ctx: MoveContext, migration: v.Migration) -> v.Migration:
         common.claim_for(ctx, migration),
         reason=f"{migration.migration_type} {migration.uuid} confirmed")
     instance = ctx.store.get_instance(migration.instance_uuid)
-    if migration.source_host != migration.dest_host:
+    # The source copy goes only when the record places the instance elsewhere.
+    if migration.source_host != migration.dest_host and instance.host != migration.source_host:
         ctx.destroy(migration.source_host, instance, migration.source_node)
     if instance.vm_state == v.RESIZED:
         common.update_instance(ctx, instance.uuid, expected_vm_state=v.RESIZED,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 
 import pytest
@@ -141,3 +142,129 @@ def test_an_unfinished_migration_of_a_deleted_instance_holds_nothing():
     found = inv.check_snapshot(snap)
     assert [(f.kind, f.consumer_uuid) for f in found] == [("leaked_migration_consumer", "m1")]
     assert "its instance is deleted" in found[0].detail
+
+
+def _at(snap, seconds_later):
+    return dataclasses.replace(snap, read_at=NOW + datetime.timedelta(seconds=seconds_later))
+
+
+@pytest.mark.parametrize("vm_state,task,what", [
+    (v.BUILDING, None, "boot"),
+    (v.ACTIVE, "shelving_offloading", "shelving_offloading"),
+])
+def test_an_operation_left_for_stale_after_seconds_is_interrupted(vm_state, task, what):
+    held = {"i1": {S: dict(F.resources)}}
+    snap = snapshot([instance(vm_state=vm_state, task_state=task)], held=held)
+    assert kinds(_at(snap, 59.9)) == []
+    found = inv.check_snapshot(_at(snap, 60))
+    assert [(f.kind, f.consumer_uuid, f.provider_uuid) for f in found] == [
+        ("interrupted_operation", "i1", None)]
+    assert found[0].detail == (
+        f"instance i1 (i1) on host hs is {vm_state} (task {task}) with no migration since "
+        f"{NOW.isoformat(timespec='seconds')}: its {what} was interrupted")
+    assert inv.check_snapshot(_at(snap, 100), stale_after=200) == []
+
+
+def test_idle_deleted_or_moving_instances_are_not_interrupted():
+    held = {"i1": {S: dict(F.resources)}}
+    assert kinds(_at(snapshot([instance()], held=held), 3600)) == []
+    assert kinds(_at(snapshot([instance(vm_state=v.DELETED, task_state="deleting")]),
+                     3600)) == []
+    moving = snapshot([instance(task_state="resize_migrating")], [migration(strategy="doubled")],
+                      held={"i1": {S: dict(F.resources), D: dict(G.resources)}})
+    assert kinds(_at(moving, 3600)) == []
+
+
+@pytest.mark.parametrize("status,reported", [("accepted", True), ("pre-migrating", True),
+                                             ("migrating", False)])
+def test_a_move_stuck_before_its_claim_is_interrupted(status, reported):
+    held = {"i1": {S: dict(F.resources)}}
+    snap = snapshot([instance(task_state="migrating")],
+                    [migration(status=status, kind="live-migration", new=F)], held=held)
+    found = [f for f in inv.check_snapshot(_at(snap, 61)) if f.kind == "interrupted_operation"]
+    if not reported:
+        assert found == []
+        return
+    assert [(f.consumer_uuid, f.detail) for f in found] == [(
+        "i1", f"live-migration m1 from host hs has been {status} since "
+        f"{NOW.isoformat(timespec='seconds')}: its start was interrupted")]
+
+
+def test_without_a_read_time_nothing_is_judged_stale():
+    snap = snapshot([instance(vm_state=v.BUILDING)])
+    assert snap.read_at is None and kinds(snap) == []
+
+
+def test_finding_details_name_the_numbers():
+    found = inv.check_snapshot(snapshot([instance()]))
+    assert [f.detail for f in found] == [
+        "ACTIVE instance i1 (i1) on hs/hs holds nothing there; its flavor f needs "
+        "{root-s: MEMORY_MB=512, VCPU=2}"]
+    found = inv.check_snapshot(snapshot([instance()], held={"i1": {S: {"VCPU": 1}}}))
+    assert [f.detail for f in found] == [
+        "ACTIVE instance i1 (i1) holds {'VCPU': 1} on its node hs/hs; its flavor f is "
+        "{'VCPU': 2, 'MEMORY_MB': 512}"]
+    found = inv.check_snapshot(snapshot(
+        [instance(task_state="resize_migrating")], [migration()],
+        held={"i1": {D: dict(G.resources)}}))
+    assert [f.detail for f in found] == [
+        "resize m1 of instance i1 is migrating (migration): consumer m1 should hold "
+        "{'VCPU': 2, 'MEMORY_MB': 512} on provider root-s but holds {} "
+        "(allowed: source on the migration, destination on the instance)"]
+    found = inv.check_snapshot(snapshot([instance()], held={"i1": dict.fromkeys(
+        [S, D], dict(F.resources))}))
+    assert [f.detail for f in found] == [
+        "ACTIVE instance i1 (i1) of hs/hs is not moving but holds "
+        "{root-d: MEMORY_MB=512, VCPU=2} outside its own node's tree"]
+    found = inv.check_snapshot(snapshot([instance()], held={"i1": {S: dict(F.resources)}},
+                                        usages={S: {"VCPU": 3, "MEMORY_MB": 512}}))
+    assert [f.detail for f in found] == [
+        "provider hs (root-s) reports usage {'VCPU': 3, 'MEMORY_MB': 512} but its consumers' "
+        "allocations add up to {'VCPU': 2, 'MEMORY_MB': 512}"]
+    found = inv.check_snapshot(snapshot([instance()], held={"i1": {S: dict(F.resources)},
+                                                            "x": {S: {"VCPU": 1}}}))
+    assert "consumer x is neither an instance nor a migration and holds {root-s: VCPU=1}" in [
+        f.detail for f in found]
+
+
+def _read(snap, seconds_after):
+    return dataclasses.replace(snap, read_at=NOW + datetime.timedelta(seconds=seconds_after))
+
+
+@pytest.mark.parametrize("record", [
+    instance(vm_state=v.BUILDING),
+    instance(task_state="resize_prep"),
+    instance(vm_state=v.SHELVED_OFFLOADED, task_state="unshelving"),
+], ids=["boot", "move start without its record", "unshelve"])
+def test_an_operation_left_unchanged_too_long_is_interrupted(record):
+    snap = snapshot([record])
+    assert "interrupted_operation" not in [f.kind for f in inv.check_snapshot(_read(snap, 59))]
+    found = [f for f in inv.check_snapshot(_read(snap, 60)) if f.kind == "interrupted_operation"]
+    assert [f.consumer_uuid for f in found] == ["i1"]
+    assert inv.check_snapshot(_read(snap, 0), stale_after=0) == inv.check_snapshot(
+        _read(snap, 60))
+
+
+def test_a_move_start_left_unchanged_too_long_is_interrupted():
+    snap = snapshot([instance(task_state="resize_prep")],
+                    [migration(status="pre-migrating")], held={"i1": {S: dict(F.resources)}})
+    assert inv.check_snapshot(_read(snap, 1)) == []
+    assert kinds(_read(snap, 61)) == [("interrupted_operation", "i1", None)]
+    settled = snapshot([instance()], [migration(status="confirmed")],
+                       held={"i1": {S: dict(F.resources)}})
+    assert inv.check_snapshot(_read(settled, 3600)) == []
+
+
+def test_the_soak_monitor_leaves_only_findings_about_a_restarting_host_aside():
+    from rtframework.simulate.monitor import Monitor
+
+    wrong = snapshot([instance(host="hs")], held={})  # missing_allocation of i1 on hs
+    down: set = set()
+    monitor = Monitor(lambda: wrong, recheck_delay=0, restarts=lambda: ({}, down))
+    assert [f.kind for f in monitor.check_once()] == ["missing_allocation"]
+    down.add("hs")
+    assert monitor.check_once() == []
+    assert monitor.transient == {"missing_allocation": 1}
+    down.clear()
+    down.add("hd")  # another host's restart excuses nothing here
+    assert [f.kind for f in monitor.check_once()] == ["missing_allocation"]

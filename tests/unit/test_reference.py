@@ -91,3 +91,16 @@ def test_nearest_and_by_root():
                           f_old=OLD, f_new=NEW)
     assert ref.nearest(options, {D: {"VCPU": 4}}, {}).name == "the destination only"
     assert ref.nearest((), {}, {}) is None
+
+
+def test_nearest_counts_every_unit_of_difference_on_every_root_and_consumer():
+    a = ref.Holding("a", {S: {"VCPU": 2}}, {})
+    b = ref.Holding("b", {S: {"VCPU": 2}, D: {"VCPU": 1}}, {D: {"MEMORY_MB": 1}})
+    c = ref.Holding("c", {}, {S: {"VCPU": 5}})
+    # Held: I {S: 2 VCPU, D: 1 VCPU}, M {}: a is 1 away, b 1 away (M), c 8 away.
+    assert ref.nearest([c, a], {S: {"VCPU": 2}, D: {"VCPU": 1}}, {}).name == "a"
+    assert ref.nearest([c, b], {S: {"VCPU": 2}, D: {"VCPU": 1}}, {}).name == "b"
+    assert ref.nearest([a, c], {}, {S: {"VCPU": 4}}).name == "c"
+    assert ref._diff({S: {"VCPU": 2}}, {D: {"VCPU": 3}}) == 5
+    assert ref._diff({S: {"VCPU": 2, "MEMORY_MB": 4}}, {S: {"VCPU": 1}}) == 5
+    assert ref.add({S: {"VCPU": 0}}, {D: {}}) == {}

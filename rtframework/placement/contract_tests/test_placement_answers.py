@@ -79,3 +79,14 @@ def test_allocating_an_unknown_class_names_the_class(backend, make_provider):
                                 user_id="u", consumer_generation=None)
     assert backend.get_consumer_allocations(consumer).generation is None
     assert backend.get_provider(rp.uuid).generation == rp.generation
+
+
+def test_a_missing_provider_is_reported_before_an_unknown_class(backend, make_provider):
+    rp = make_provider(inventory={"VCPU": 4})
+    with pytest.raises(errors.ProviderNotFound):
+        backend.write_allocations([
+            t.AllocationWrite(consumer_uuid=new_uuid(), allocations={rp.uuid: {custom("N"): 1}},
+                              project_id="p", user_id="u", consumer_generation=None),
+            t.AllocationWrite(consumer_uuid=new_uuid(), allocations={new_uuid(): {"VCPU": 1}},
+                              project_id="p", user_id="u", consumer_generation=None),
+        ])

@@ -205,3 +205,15 @@ def test_in_tree_leaves_out_sharing_providers_of_other_trees(backend, shared_dis
     assert found(backend, resources={"VCPU": 1, "DISK_GB": 10}, in_tree=compute.uuid) == set()
     assert found(backend, resources={"DISK_GB": 10}, in_tree=pool.uuid) == {
         alloc((pool, {"DISK_GB": 10}))}
+
+
+def test_a_tree_and_the_pool_it_shares(backend, shared_disk):
+    # How a host claims on its own node: the node's classes in its tree,
+    # the disk as a numbered group from a sharing provider of its aggregate.
+    agg, compute, pool = shared_disk
+    disk = G(resources={"DISK_GB": 10}, required_traits=frozenset({SHARES}),
+             member_of=(frozenset({agg}),))
+    got = backend.get_allocation_candidates(t.CandidateQuery(
+        resources={"VCPU": 1}, in_tree=compute.uuid, groups={"disk": disk}))
+    assert [dict(r.allocations) for r in got.allocation_requests] == [
+        {compute.uuid: {"VCPU": 1}, pool.uuid: {"DISK_GB": 10}}]

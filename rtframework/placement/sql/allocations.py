@@ -154,6 +154,9 @@ def write_once(conn: sa.Connection, writes: Sequence[t.AllocationWrite]) -> None
                     f"resource provider {uuid} not found (allocation of consumer "
                     f"{w.consumer_uuid})"
                 )
+    # Only once every provider of every consumer is known to exist, as
+    # Placement looks up classes after providers.
+    for w in writes:
         _check_classes_exist(conn, w, by_uuid)
 
     requested: dict[tuple[int, str], int] = defaultdict(int)

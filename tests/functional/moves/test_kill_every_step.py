@@ -84,22 +84,15 @@ def _delete_mid_move(cloud):
     return vm, lambda: cloud.trackers["b"].delete(vm.uuid)
 
 
-def _live(cloud):
-    vm = _vm(cloud)
+def _live_then(finish):
+    def setup(cloud):
+        vm = _vm(cloud)
 
-    def run():
-        mig = live.start(cloud.ctx, vm.uuid, to_host=cloud.host("b"))
-        live.complete(cloud.ctx, mig.uuid)
-    return vm, run
-
-
-def _live_rollback(cloud):
-    vm = _vm(cloud)
-
-    def run():
-        mig = live.start(cloud.ctx, vm.uuid, to_host=cloud.host("b"))
-        live.rollback(cloud.ctx, mig.uuid)
-    return vm, run
+        def run():
+            mig = live.start(cloud.ctx, vm.uuid, to_host=cloud.host("b"))
+            finish(cloud.ctx, mig.uuid)
+        return vm, run
+    return setup
 
 
 def _evacuate(cloud):
@@ -119,8 +112,8 @@ OPERATIONS = {
     "confirm": (_confirm, "b"),
     "revert": (_revert, "a"),
     "delete mid-move": (_delete_mid_move, "b"),
-    "live migrate": (_live, "a"),
-    "failed live migrate": (_live_rollback, "a"),
+    "live migrate": (_live_then(live.complete), "a"),
+    "failed live migrate": (_live_then(live.rollback), "a"),
     "evacuate": (_evacuate, "b"),
 }
 

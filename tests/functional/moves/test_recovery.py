@@ -81,9 +81,12 @@ def test_interrupted_revert_is_finished(two_hosts):
 def test_running_live_migration_rolls_back(two_hosts):
     vm = two_hosts.boot("a", F)
     mig = live.start(two_hosts.ctx, vm.uuid, to_host=two_hosts.host("b"))
+    assert two_hosts.running("b") == {vm.uuid}  # the destination started the guest
     assert [r.new_status for r in reconcile(two_hosts, "b")] == ["failed"]
     assert two_hosts.usages() == {"a": F, "b": {}}
     assert two_hosts.allocations(mig.uuid) == {}
+    # Rolled back: the destination's copy is destroyed, the source's runs on.
+    assert (two_hosts.running("a"), two_hosts.running("b")) == ({vm.uuid}, set())
 
 
 def test_live_migration_whose_guest_switched_is_completed(two_hosts):

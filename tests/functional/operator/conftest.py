@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 
 import pytest
@@ -39,3 +40,10 @@ def rtf(ini, capsys):
         return code, out, err
 
     return run
+
+
+def as_json(rtf, *args):
+    """The parsed ``-f json`` output of a command that must succeed."""
+    code, out, err = rtf(*args, "-f", "json")
+    assert code == 0, err
+    return json.loads(out)

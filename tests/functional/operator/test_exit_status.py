@@ -9,12 +9,9 @@ import pytest
 
 from rtframework import conf as rtconf
 from rtframework.placement.backend import load_backend
+from tests.functional.operator.conftest import as_json
 
-
-def _json(rtf, *args):
-    code, out, err = rtf(*args, "-f", "json")
-    assert code == 0, err
-    return json.loads(out)
+_json = as_json
 
 
 @pytest.fixture
@@ -72,3 +69,11 @@ def test_configuration_errors_exit_2(rtf, ini):
     ini.write_text(ini.read_text() + "[DEFAULT]\nreserved_host_cpus = -1\n")
     code, _, err = rtf("instances", "list")
     assert code == 2 and "reserved_host_cpus" in err
+
+
+def test_missing_schema_with_auto_sync_off_exits_2_saying_what_to_run(rtf, ini, tmp_path):
+    fresh = tmp_path / "fresh.sqlite"
+    ini.write_text(f"[DEFAULT]\nstate_path = {tmp_path}\n"
+                   f"[database]\nconnection = sqlite:///{fresh}\nauto_sync = false\n")
+    code, _, err = rtf("instances", "list")
+    assert code == 2 and "run `rtf db sync`" in err

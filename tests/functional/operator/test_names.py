@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
+from tests.functional.operator.conftest import as_json
 
-def _json(rtf, *args):
-    code, out, err = rtf(*args, "-f", "json")
-    assert code == 0, err
-    return json.loads(out)
+_json = as_json
 
 
 @pytest.fixture

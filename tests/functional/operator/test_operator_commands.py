@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-import json
-
 import pytest
+
+from tests.functional.operator.conftest import as_json
 
 AGG1 = "6f9c8a1e-2d3b-4c5d-8e7f-0a1b2c3d4e51"
 AGG2 = "6f9c8a1e-2d3b-4c5d-8e7f-0a1b2c3d4e52"
 
 
-def _json(rtf, *args):
-    code, out, err = rtf(*args, "-f", "json")
-    assert code == 0, err
-    return json.loads(out)
+_json = as_json
 
 
 @pytest.fixture

@@ -132,10 +132,13 @@ class PlacementREST:
         return frozenset(rp["uuid"] for rp in body["resource_providers"])
 
     def allocation_candidates(self, params: list[tuple[str, str]]):
-        """(allocation requests as provider -> class -> amount, summaries as
-        provider -> (root, parent, {class: (capacity, used)}, traits))."""
+        """(allocation requests as (provider -> class -> amount, suffix ->
+        providers), summaries as provider -> (root, parent, {class:
+        (capacity, used)}, traits))."""
         body = self.call("GET", "/allocation_candidates", params=params)
-        requests_ = [_allocations(req["allocations"]) for req in body["allocation_requests"]]
+        requests_ = [(_allocations(req["allocations"]),
+                      {suffix: tuple(rps) for suffix, rps in req["mappings"].items()})
+                     for req in body["allocation_requests"]]
         summaries = {
             rp: (s["root_provider_uuid"], s["parent_provider_uuid"],
                  {rc: (r["capacity"], r["used"]) for rc, r in s["resources"].items()},

@@ -8,7 +8,10 @@ renames, re-parenting, deletion), whole and single-class inventories with
 every field varied, traits, aggregates, resource classes, one- and
 two-consumer allocation writes with consumer generations, deletion of a
 consumer's allocations, provider listings and allocation candidates with
-required and forbidden traits, member_of, in_tree and limit.
+required and forbidden traits, member_of, in_tree and limit, numbered
+request groups with group_policy, root_required and same_subtree, and
+sharing providers (MISC_SHARES_VIA_AGGREGATE); candidates' mappings are
+compared too.
 
 After each operation:
 
@@ -69,7 +72,13 @@ MAX_PROVIDERS = 5
 CONSUMERS = 3
 USERS = ("user-a", "user-b")
 STANDARD_CLASSES = ("VCPU", "MEMORY_MB", "DISK_GB")
-STANDARD_TRAITS = ("HW_CPU_X86_AVX2", "HW_CPU_X86_SSE", "COMPUTE_NODE")
+# A provider with MISC_SHARES_VIA_AGGREGATE shares its inventory with the
+# providers of its aggregates.
+STANDARD_TRAITS = ("HW_CPU_X86_AVX2", "HW_CPU_X86_SSE", "COMPUTE_NODE",
+                   "MISC_SHARES_VIA_AGGREGATE")
+# Positions of the example's own traits after the standard ones: the first
+# exists from the start, the second only once a rule creates it.
+CUSTOM_T, CUSTOM_U = len(STANDARD_TRAITS), len(STANDARD_TRAITS) + 1
 FULL_READ_EVERY = 10
 SMALL_BUDGET = (10, 15)
 
@@ -166,15 +175,20 @@ def consumer_tuple(held: t.ConsumerAllocations) -> rest.Consumer:
 
 
 def candidates_of(found: t.AllocationCandidates):
-    return ([{rp: dict(res) for rp, res in req.allocations.items()}
+    return ([({rp: dict(res) for rp, res in req.allocations.items()},
+              {suffix: tuple(rps) for suffix, rps in req.mappings.items()})
              for req in found.allocation_requests],
             {rp: (s.root_uuid, s.parent_uuid,
                   {rc: (r.capacity, r.used) for rc, r in s.resources.items()}, s.traits)
              for rp, s in found.provider_summaries.items()})
 
 
-def canonical(allocations) -> tuple:
-    return tuple(sorted((rp, rc, n) for rp, res in allocations.items() for rc, n in res.items()))
+def canonical(request) -> tuple:
+    """One allocation request, and which providers served which group,
+    in a form that compares as a set member."""
+    allocations, mappings = request
+    return (tuple(sorted((rp, rc, n) for rp, res in allocations.items() for rc, n in res.items())),
+            tuple(sorted((suffix, tuple(sorted(rps))) for suffix, rps in mappings.items())))
 
 
 def stale(generation: int, kind: str) -> int:
@@ -204,7 +218,7 @@ inventories = st.dictionaries(class_index, inventory, max_size=3)
 amounts = st.dictionaries(class_index, st.integers(1, 6), min_size=1, max_size=2)
 MISSING = -1  # a provider that does not exist
 picks = st.lists(st.tuples(index | index | st.just(MISSING), amounts), max_size=2)
-trait_index = st.integers(0, 4)  # 0-2 standard, 3 custom (created), 4 custom (maybe not)
+trait_index = st.integers(0, CUSTOM_U)
 aggregate_sets = st.frozensets(st.integers(0, 2), max_size=2)
 # Each entry an any-of set of aggregates, all entries required.
 member_of_sets = st.lists(st.frozensets(st.integers(0, 2), min_size=1, max_size=2), max_size=2)
@@ -246,9 +260,9 @@ class Differential(RuleBasedStateMachine):
         self.both("resource_class", f"ensure_resource_class({self.classes[3]})",
                   lambda: self.sql.ensure_resource_class(self.classes[3]),
                   lambda: self.placement.put_resource_class(self.classes[3]))
-        self.both("trait", f"ensure_trait({self.traits[3]})",
-                  lambda: self.sql.ensure_trait(self.traits[3]),
-                  lambda: self.placement.put_trait(self.traits[3]))
+        self.both("trait", f"ensure_trait({self.traits[CUSTOM_T]})",
+                  lambda: self.sql.ensure_trait(self.traits[CUSTOM_T]),
+                  lambda: self.placement.put_trait(self.traits[CUSTOM_T]))
         self.custom_classes.add(self.classes[3])
         self.compare_names()
 
@@ -485,7 +499,7 @@ class Differential(RuleBasedStateMachine):
     @precondition(lambda self: not self.trait_made)
     @rule()
     def second_custom_trait(self):
-        name = self.traits[4]
+        name = self.traits[CUSTOM_U]
         self.both("trait", f"ensure_trait({name})",
                   lambda: self.sql.ensure_trait(name),
                   lambda: self.placement.put_trait(name))
@@ -604,18 +618,48 @@ class Differential(RuleBasedStateMachine):
             self.refresh(dict.fromkeys(held, ALLOCATIONS), consumers=[consumer], usages=True)
 
     # -- queries ------------------------------------------------------------------
-    def query_params(self, resources, required, forbidden, member_of, in_tree):
+    def query_params(self, resources, required, forbidden, member_of, in_tree, suffix=""):
         params = []
         if resources:
-            params.append(("resources", ",".join(f"{rc}:{n}"
-                                                 for rc, n in sorted(resources.items()))))
+            params.append((f"resources{suffix}",
+                           ",".join(f"{rc}:{n}" for rc, n in sorted(resources.items()))))
         if required or forbidden:
-            params.append(("required", ",".join([*sorted(required),
-                                                 *(f"!{n}" for n in sorted(forbidden))])))
-        params.extend(("member_of", "in:" + ",".join(sorted(any_of))) for any_of in member_of)
+            params.append((f"required{suffix}", ",".join(
+                [*sorted(required), *(f"!{n}" for n in sorted(forbidden))])))
+        params.extend((f"member_of{suffix}", "in:" + ",".join(sorted(any_of)))
+                      for any_of in member_of)
         if in_tree is not None:
-            params.append(("in_tree", in_tree))
+            params.append((f"in_tree{suffix}", in_tree))
         return params
+
+    def granular_parts(self, data):
+        """Numbered groups, group_policy, root traits and same_subtree, as
+        (CandidateQuery keyword arguments, query parameters)."""
+        groups, params = {}, []
+        for suffix in ("1", "2")[:data.draw(st.sampled_from([0, 0, 1, 2]), label="groups")]:
+            resources, required, forbidden, member_of, in_tree = self.query_parts(data, False)
+            groups[suffix] = t.RequestGroup(resources=resources, required_traits=required,
+                                            forbidden_traits=forbidden, member_of=member_of,
+                                            in_tree=in_tree)
+            params += self.query_params(resources, required, forbidden, member_of, in_tree,
+                                        suffix)
+        policy = data.draw(st.sampled_from(["none", "isolate", None] if len(groups) > 1
+                                           else [None, None, "none"]), label="group_policy")
+        if policy is not None:
+            params.append(("group_policy", policy))
+        root = data.draw(st.frozensets(trait_index, max_size=2), label="root traits")
+        names = sorted(self.traits[n] for n in root)
+        root_required = frozenset(names[:1])
+        root_forbidden = frozenset(names[1:])
+        if names:
+            params.append(("root_required", ",".join(
+                [*root_required, *(f"!{n}" for n in root_forbidden)])))
+        same_subtree = ()
+        if len(groups) > 1 and data.draw(st.booleans(), label="same_subtree"):
+            same_subtree = (frozenset(groups),)
+            params.append(("same_subtree", ",".join(sorted(groups))))
+        return {"groups": groups, "group_policy": policy, "root_required": root_required,
+                "root_forbidden": root_forbidden, "same_subtree": same_subtree}, params
 
     def query_parts(self, data, need_resources: bool):
         resources = {self.classes[c]: n for c, n in
@@ -642,37 +686,65 @@ class Differential(RuleBasedStateMachine):
         params = self.query_params(resources, required, forbidden, member_of, in_tree)
         ours = set(self.providers)
         what = f"list_providers({query})"
-        if set(resources) - self.known_classes():
-            # Known difference: Placement reports an unknown class only when
-            # its other filters (in_tree, traits, member_of) have not already
-            # emptied the answer; sql always does.
-            self.sql_only(what, lambda: self.sql.list_providers(query),
-                          errors.ResourceClassNotFound)
-            try:
-                assert not self.placement.list_providers(params) & ours, what
-            except Refused as exc:
-                assert expected_error("query", exc) is errors.ResourceClassNotFound, what
-            return
+        want = self.unknown_name(resources, required | forbidden)
+        if want:
+            return self.unknown_name_difference(
+                what, want, lambda: self.sql.list_providers(query),
+                lambda: self.placement.list_providers(params) & ours)
         self.both("query", what,
                   lambda: {rp.uuid for rp in self.sql.list_providers(query)} & ours,
                   lambda: self.placement.list_providers(params) & ours)
 
-    def known_classes(self) -> set[str]:
-        return {*STANDARD_CLASSES, *self.custom_classes}
+    def unknown_name(self, classes, traits) -> type[errors.PlacementError] | None:
+        """The error sql gives a query naming a class or trait that does
+        not exist (classes are checked first), or None."""
+        if set(classes) - {*STANDARD_CLASSES, *self.custom_classes}:
+            return errors.ResourceClassNotFound
+        made = self.traits[:CUSTOM_U + 1] if self.trait_made else self.traits[:CUSTOM_U]
+        if set(traits) - set(made):
+            return errors.TraitNotFound
+        return None
+
+    def unknown_name_difference(self, what, want, on_sql, on_placement) -> None:
+        """Known difference: a query naming a class or trait that does not
+        exist is refused by sql always, by Placement only when its other
+        filters (or another request group) have not already emptied the
+        answer."""
+        self.sql_only(what, on_sql, want)
+        try:
+            found = on_placement()
+        except Refused as exc:
+            assert expected_error("query", exc) in (
+                errors.ResourceClassNotFound, errors.TraitNotFound), (what, exc)
+        else:
+            assert not found or not found[0], (what, found)
 
     @precondition(lambda self: self.providers)
     @rule(data=st.data(), limit=st.none() | st.integers(1, 3))
     def candidates(self, data, limit):
-        resources, required, forbidden, member_of, in_tree = self.query_parts(data, True)
+        granular, granular_params = self.granular_parts(data)
+        resources, required, forbidden, member_of, in_tree = self.query_parts(
+            data, not granular["groups"])
         query = t.CandidateQuery(resources=resources, required_traits=required,
                                  forbidden_traits=forbidden, member_of=member_of,
-                                 in_tree=in_tree, limit=limit)
-        params = self.query_params(resources, required, forbidden, member_of, in_tree)
+                                 in_tree=in_tree, limit=limit, **granular)
+        params = [*self.query_params(resources, required, forbidden, member_of, in_tree),
+                  *granular_params]
         ours = set(self.providers)
+        what = f"get_allocation_candidates({query})"
+        groups = (query, *query.groups.values())
+        want = self.unknown_name(
+            {rc for g in groups for rc in g.resources},
+            {n for g in groups for n in g.required_traits | g.forbidden_traits}
+            | query.root_required | query.root_forbidden)
+        if want:
+            return self.unknown_name_difference(
+                what, want, lambda: self.sql.get_allocation_candidates(query),
+                lambda: self.placement.allocation_candidates(params))
 
         def mine(found):
             requests_, summaries = found
-            return ([r for r in requests_ if set(r) <= ours],
+            return ([r for r in requests_ if set(r[0]) <= ours],
                     {rp: s for rp, s in summaries.items() if rp in ours})
 
         def same(sql_found, placement_found):
@@ -683,7 +755,7 @@ class Differential(RuleBasedStateMachine):
                 return (sorted(map(canonical, sql_requests)) == sorted(everything)
                         and len(sql_requests) == len(all_requests)
                         and sql_summaries == all_summaries)
-            roots = {all_summaries[rp][0] for r in sql_requests for rp in r}
+            roots = {all_summaries[rp][0] for r in sql_requests for rp in r[0]}
             return (len(sql_requests) == len(pl_requests) == min(limit, len(all_requests))
                     and {canonical(r) for r in sql_requests} <= everything
                     and sql_summaries == {rp: s for rp, s in all_summaries.items()
@@ -697,7 +769,7 @@ class Differential(RuleBasedStateMachine):
                                                                  ("limit", str(limit))]))
             return unlimited, limited
 
-        self.both("query", f"get_allocation_candidates({query})",
+        self.both("query", what,
                   lambda: mine(candidates_of(self.sql.get_allocation_candidates(query))),
                   on_placement, same=same)
 

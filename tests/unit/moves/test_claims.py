@@ -195,3 +195,64 @@ def test_every_change_is_logged_with_consumer_provider_and_reason(caplog):
 def test_unknown_strategy_names_the_known_ones(conf):
     with pytest.raises(errors.MoveError, match="doubled, migration"):
         claims.strategy("tripled", Consumers(), conf)
+
+
+@pytest.mark.parametrize("step", ["confirm", "revert"])
+@pytest.mark.parametrize("strategy_name", ["doubled", "migration"])
+def test_a_step_refuses_allocations_it_does_not_recognise(strategy_name, step):
+    store, strategy, move = make(strategy_name)
+    store.set(INST, {D: {"VCPU": 7}, S: F_OLD})
+    writes = store.writes
+    if strategy_name == "migration":
+        # Without a migration consumer the instance's holding is the
+        # destination's business: nothing is written, nothing refused.
+        getattr(strategy, step)(move)
+    else:
+        with pytest.raises(errors.UnexpectedAllocations) as caught:
+            getattr(strategy, step)(move)
+        assert str(caught.value) == (
+            f"cannot {step} the move of instance {INST} (migration {MIG}): instance holds "
+            f"{ {D: {'VCPU': 7}, S: F_OLD} }, migration consumer holds {{}}; expected source "
+            f"{ {S: F_OLD} } and destination { {D: F_NEW} }")
+    assert (store.alloc(INST), store.writes) == ({D: {"VCPU": 7}, S: F_OLD}, writes)
+
+
+@pytest.mark.parametrize("step,kept", [("confirm", {D: F_NEW}), ("revert", {S: F_OLD})])
+def test_doubled_removes_a_leftover_migration_consumer_once_the_instance_is_one_sided(
+        step, kept):
+    store, strategy, move = make("doubled")
+    store.set(INST, kept)
+    store.set(MIG, {S: F_OLD})
+    generation = store.held[INST].generation
+    getattr(strategy, step)(move)
+    assert (store.alloc(INST), store.alloc(MIG)) == (kept, {})
+    assert store.held[INST].generation == generation  # the instance was not rewritten
+
+
+@pytest.mark.parametrize("step", ["confirm", "revert"])
+@pytest.mark.parametrize("strategy_name", ["doubled", "migration"])
+def test_a_step_of_a_deleted_instance_writes_nothing(strategy_name, step):
+    store, strategy, move = make(strategy_name)
+    store.set(INST, {})
+    getattr(strategy, step)(move)
+    assert (store.held, store.writes) == ({}, 0)
+
+
+@pytest.mark.parametrize("strategy_name", ["doubled", "migration"])
+def test_confirm_of_a_reverted_move_names_what_the_instance_holds(strategy_name):
+    store, strategy, move = make(strategy_name)
+    with pytest.raises(errors.AlreadyReverted) as caught:
+        strategy.confirm(move)
+    assert str(caught.value) == (
+        f"migration {MIG} was reverted: instance {INST} holds only its source {({S: F_OLD})}")
+
+
+@pytest.mark.parametrize("strategy_name", ["doubled", "migration"])
+def test_revert_of_a_confirmed_move_names_what_the_instance_holds(strategy_name):
+    store, strategy, move = make(strategy_name)
+    store.set(INST, {D: F_NEW})
+    with pytest.raises(errors.AlreadyConfirmed) as caught:
+        strategy.revert(move)
+    assert str(caught.value) == (
+        f"migration {MIG} was confirmed: instance {INST} holds only its destination "
+        f"{({D: F_NEW})}")

@@ -1,0 +1,107 @@
+"""Moves between hosts whose disk comes from one shared storage pool: the
+disk does not move, so the pool holds it once while the move runs."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from rtframework import sharing
+from rtframework.compute import values as v
+from rtframework.moves import live, migrate, resize
+from rtframework.placement import types as t
+
+pytestmark = pytest.mark.placement
+
+F = {"VCPU": 2, "MEMORY_MB": 1024, "DISK_GB": 10}
+BIGGER = {"VCPU": 3, "MEMORY_MB": 1024, "DISK_GB": 30}
+
+
+@pytest.fixture(params=["doubled", "migration"])
+def pool_cloud(request, cloud, config):
+    """Hosts a and b with no local disk, sharing one pool of 100 GB."""
+    config.config(move_claim_strategy=request.param, group="placement")
+    agg = str(uuid.uuid4())
+    config.config(shared_storage_aggregate=agg, group="fake_driver")
+    cloud.pool = sharing.ensure_pool(cloud.backend, f"pool-{cloud.suffix}", agg,
+                                     {"DISK_GB": t.Inventory(total=100)})
+    cloud.add_host("a")
+    cloud.add_host("b")
+    return cloud
+
+
+def pool_used(cloud) -> int:
+    return cloud.backend.get_provider_usages(cloud.pool).get("DISK_GB", 0)
+
+
+def holds(cloud, consumer) -> dict:
+    """host label (or 'pool') -> class -> amount the consumer holds."""
+    held = cloud.allocations(consumer)
+    return {("pool" if p == cloud.pool else p): r for p, r in held.items()}
+
+
+def check(cloud):
+    """Both hosts' periodic passes (and heals) change nothing of the move."""
+    consumers = [i.uuid for i in cloud.store.list_instances()]
+    consumers += [m.uuid for m in cloud.store.list_migrations()]
+    before = {c: cloud.allocations(c) for c in consumers}
+    for label in ("a", "b"):
+        cloud.periodic(label)
+    assert {c: cloud.allocations(c) for c in consumers} == before
+
+
+@pytest.mark.parametrize("end", ["confirm", "revert"])
+def test_a_migration_holds_the_shared_disk_once(pool_cloud, end):
+    cloud = pool_cloud
+    vm = cloud.boot("a", F)
+    assert holds(cloud, vm.uuid) == {"a": {"VCPU": 2, "MEMORY_MB": 1024},
+                                     "pool": {"DISK_GB": 10}}
+    mig = migrate.migrate(cloud.ctx, vm.uuid, to_host=cloud.host("b"))
+    assert pool_used(cloud) == 10
+    check(cloud)
+    if end == "confirm":
+        resize.confirm(cloud.ctx, mig.uuid)
+        assert holds(cloud, vm.uuid) == {"b": {"VCPU": 2, "MEMORY_MB": 1024},
+                                         "pool": {"DISK_GB": 10}}
+    else:
+        resize.revert(cloud.ctx, mig.uuid)
+        assert holds(cloud, vm.uuid) == {"a": {"VCPU": 2, "MEMORY_MB": 1024},
+                                         "pool": {"DISK_GB": 10}}
+    assert cloud.allocations(mig.uuid) == {}
+    assert pool_used(cloud) == 10
+    check(cloud)
+
+
+@pytest.mark.parametrize("end", ["confirm", "revert"])
+def test_a_growing_resize_holds_the_larger_disk_once(pool_cloud, end):
+    cloud = pool_cloud
+    vm = cloud.boot("a", F)
+    mig = resize.run(cloud.ctx, vm.uuid, v.Flavor("bigger", BIGGER), to_host=cloud.host("b"))
+    assert pool_used(cloud) == 30
+    check(cloud)
+    if end == "confirm":
+        resize.confirm(cloud.ctx, mig.uuid)
+        assert pool_used(cloud) == 30
+        assert holds(cloud, vm.uuid)["pool"] == {"DISK_GB": 30}
+    else:
+        resize.revert(cloud.ctx, mig.uuid)
+        assert pool_used(cloud) == 10
+        assert holds(cloud, vm.uuid) == {"a": {"VCPU": 2, "MEMORY_MB": 1024},
+                                         "pool": {"DISK_GB": 10}}
+    check(cloud)
+
+
+def test_a_live_migration_and_its_abort_keep_the_disk_once(pool_cloud):
+    cloud = pool_cloud
+    vm = cloud.boot("a", F)
+    mig = live.start(cloud.ctx, vm.uuid, to_host=cloud.host("b"))
+    assert pool_used(cloud) == 10
+    live.rollback(cloud.ctx, mig.uuid, abort=True)
+    assert holds(cloud, vm.uuid)["pool"] == {"DISK_GB": 10}
+    mig = live.start(cloud.ctx, vm.uuid)
+    live.complete(cloud.ctx, mig.uuid)
+    assert holds(cloud, vm.uuid) == {"b": {"VCPU": 2, "MEMORY_MB": 1024},
+                                     "pool": {"DISK_GB": 10}}
+    assert pool_used(cloud) == 10
+    check(cloud)
