@@ -17,6 +17,7 @@ holds the same allocations at the end.
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 import uuid as uuidlib
@@ -145,6 +146,7 @@ def run(engine: str, work_dir: str, quick: bool, server=None):
 
     operations = 40 if quick else OPERATIONS
     report = Report()
+    os.makedirs(work_dir, exist_ok=True)
     with databases.temporary_database(engine, work_dir) as url:
         nodes = writer_urls(url, engine)
         outcome = race(nodes, work_dir, WRITERS, operations)
