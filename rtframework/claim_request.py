@@ -15,7 +15,6 @@ from rtframework.placement import errors as perrors
 from rtframework.placement import types as t
 from rtframework.placement.backend import PlacementBackend
 
-SHARING_TRAIT = "MISC_SHARES_VIA_AGGREGATE"
 SHARED_GROUP = "shared"
 
 
@@ -36,7 +35,7 @@ def for_node(backend: PlacementBackend, root_uuid: str,
     if not shared:
         return plain
     own = {rc: n for rc, n in wanted.items() if rc in offered}
-    group = t.RequestGroup(resources=shared, required_traits=frozenset({SHARING_TRAIT}),
+    group = t.RequestGroup(resources=shared, required_traits=frozenset({t.SHARING_TRAIT}),
                            member_of=(frozenset(aggregates),))
     if not own:
         # Nothing from the tree itself: the pool's group names the tree's

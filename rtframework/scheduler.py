@@ -38,7 +38,6 @@ class Candidate:
     free_share: float
 
 
-SHARING_TRAIT = "MISC_SHARES_VIA_AGGREGATE"
 
 
 def _root_of(request: t.AllocationRequest, summaries: Mapping[str, t.ProviderSummary]) -> str:
@@ -48,7 +47,7 @@ def _root_of(request: t.AllocationRequest, summaries: Mapping[str, t.ProviderSum
         return summaries[p].root_uuid if p in summaries else p
 
     own = {root(p) for p in request.allocations
-           if p not in summaries or SHARING_TRAIT not in summaries[p].traits}
+           if p not in summaries or t.SHARING_TRAIT not in summaries[p].traits}
     return sorted(own or {root(p) for p in request.allocations})[0]
 
 

@@ -17,7 +17,7 @@ from rtframework.placement import errors as perrors
 from rtframework.placement import types as t
 from rtframework.placement.backend import PlacementBackend
 
-SHARING_TRAIT = "MISC_SHARES_VIA_AGGREGATE"
+SHARING_TRAIT = t.SHARING_TRAIT
 
 
 def ensure_pool(backend: PlacementBackend, name: str, aggregate: str,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from cliff.lister import Lister
 
-from rtframework.cmd import names
+from rtframework.cmd import arguments, names
 from rtframework.cmd.placement import _resources, add_trait_and_aggregate_filters
 from rtframework.placement import types as t
 
@@ -20,7 +20,7 @@ class AllocationCandidatesList(Lister):
         add_trait_and_aggregate_filters(parser, "candidates")
         parser.add_argument("--in-tree", metavar="PROVIDER",
                             help="Only within the tree of this provider (uuid or name).")
-        parser.add_argument("--limit", type=int, metavar="N",
+        parser.add_argument("--limit", type=arguments.positive, metavar="N",
                             help="At most N candidates.")
         return parser
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from cliff.lister import Lister
 from cliff.show import ShowOne
 
+from rtframework.cmd import arguments
 from rtframework.cmd.compute import tracker_for
 from rtframework.compute import values as cv
 from rtframework.compute.values import Flavor, Instance
@@ -25,7 +26,7 @@ def parse_resources(text: str, option: str = "--resources") -> dict[str, int]:
     found: dict[str, int] = {}
     for item in filter(None, (part.strip() for part in text.split(","))):
         rc, sep, amount = item.partition("=")
-        if not sep or not amount.strip().isdigit():
+        if not sep or not (amount.strip().isascii() and amount.strip().isdigit()):
             raise ValueError(f"{option} wants CLASS=AMOUNT[,CLASS=AMOUNT...], got {item!r}")
         found[rc.strip().upper()] = int(amount)
     return found
@@ -63,20 +64,25 @@ class Boot(_InstanceShow):
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
-        parser.add_argument("name", help="Instance name (need not be unique; a uuid is made).")
-        parser.add_argument("--flavor-vcpus", type=int, metavar="N",
+        parser.add_argument("name", type=arguments.name,
+                            help="Instance name (need not be unique; a uuid is made).")
+        parser.add_argument("--flavor-vcpus", type=arguments.amount, metavar="N",
                             help="VCPU of the flavor.")
-        parser.add_argument("--flavor-memory-mb", type=int, metavar="MB",
+        parser.add_argument("--flavor-memory-mb", type=arguments.amount, metavar="MB",
                             help="MEMORY_MB of the flavor.")
-        parser.add_argument("--flavor-disk-gb", type=int, metavar="GB",
+        parser.add_argument("--flavor-disk-gb", type=arguments.amount, metavar="GB",
                             help="DISK_GB of the flavor.")
         parser.add_argument("--resources", metavar="CLASS=AMOUNT[,...]",
                             help="Any resource classes, e.g. VCPU=2,MEMORY_MB=512,CUSTOM_FPGA=1.")
-        parser.add_argument("--flavor-name", help="Default: made from the resources.")
-        parser.add_argument("--host", help="Host to boot on (default: [DEFAULT] host).")
+        parser.add_argument("--flavor-name", type=arguments.name,
+                            help="Default: made from the resources.")
+        parser.add_argument("--host", type=arguments.name,
+                            help="Host to boot on (default: [DEFAULT] host).")
         parser.add_argument("--node", help="Node of the host (default: the first with room).")
-        parser.add_argument("--project", default="demo", help="Project id of the instance.")
-        parser.add_argument("--user", default="demo", help="User id of the instance.")
+        parser.add_argument("--project", default="demo", type=arguments.name,
+                            help="Project id of the instance.")
+        parser.add_argument("--user", default="demo", type=arguments.name,
+                            help="User id of the instance.")
         return parser
 
     def take_action(self, parsed_args):

@@ -45,10 +45,11 @@ def is_usage_error(exc: BaseException) -> bool:
     from rtframework.driver import DriverLoadError
     from rtframework.moves.errors import MoveError
     from rtframework.placement import errors as placement_errors
+    from rtframework.placement.backend import BackendLoadError
     from rtframework.tracker import InvalidFlavor, UnknownNode
 
     # SchemaNotCurrent: auto_sync is off and `rtf db sync` was not run.
-    usage = (rtconf.ConfigError, SchemaNotCurrent, DriverLoadError, ValueError,
+    usage = (rtconf.ConfigError, SchemaNotCurrent, DriverLoadError, BackendLoadError, ValueError,
              compute_errors.NotFound, compute_errors.AmbiguousInstance, compute_errors.InvalidValue,
              placement_errors.NotFound, placement_errors.InvalidRequest, InvalidFlavor,
              UnknownNode)

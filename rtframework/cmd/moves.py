@@ -10,7 +10,7 @@ from __future__ import annotations
 from cliff.lister import Lister
 from cliff.show import ShowOne
 
-from rtframework.cmd import names
+from rtframework.cmd import arguments, names
 from rtframework.cmd.instances import parse_resources
 from rtframework.compute import values as cv
 from rtframework.moves import evacuate, live, migrate, resize
@@ -67,7 +67,8 @@ class Resize(_MoveCommand):
         parser.add_argument("--flavor", required=True, metavar="CLASS=AMOUNT[,...]",
                             help="The new flavor's resources, e.g. VCPU=2,MEMORY_MB=1024,"
                             "DISK_GB=10.")
-        parser.add_argument("--flavor-name", help="Default: made from the resources.")
+        parser.add_argument("--flavor-name", type=arguments.name,
+                            help="Default: made from the resources.")
         return parser
 
     def take_action(self, parsed_args):
@@ -122,7 +123,8 @@ class Evacuate(_MoveCommand):
 class _FinishCommand(_MoveCommand):
     def get_parser(self, prog_name):
         parser = super(_MoveCommand, self).get_parser(prog_name)
-        parser.add_argument("migration", metavar="MIGRATION", help="Migration uuid.")
+        parser.add_argument("migration", metavar="MIGRATION", type=arguments.uuid,
+                            help="Migration uuid.")
         return parser
 
 
@@ -150,7 +152,7 @@ class MigrationsList(Lister):
         parser = super().get_parser(prog_name)
         parser.add_argument("--instance", help="Only this instance's (uuid or unique name).")
         parser.add_argument("--host", help="Only those with this source or destination host.")
-        parser.add_argument("--status", action="append",
+        parser.add_argument("--status", action="append", type=arguments.migration_status,
                             help="Only those in this status (repeatable).")
         parser.add_argument("--unfinished", action="store_true",
                             help="Only moves still in flight (including verify-resize).")

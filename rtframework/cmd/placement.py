@@ -6,7 +6,7 @@ from __future__ import annotations
 from cliff.lister import Lister
 from cliff.show import ShowOne
 
-from rtframework.cmd import names
+from rtframework.cmd import arguments, names
 from rtframework.placement import types as t
 
 
@@ -139,8 +139,10 @@ class Usages(Lister):
         parser = super().get_parser(prog_name)
         parser.add_argument("provider", nargs="?", metavar="PROVIDER",
                             help="Provider uuid or name.")
-        parser.add_argument("--project", help="Usage of everything this project holds.")
-        parser.add_argument("--user", help="With --project: only what this user holds.")
+        parser.add_argument("--project", type=arguments.name,
+                            help="Usage of everything this project holds.")
+        parser.add_argument("--user", type=arguments.name,
+                            help="With --project: only what this user holds.")
         return parser
 
     def take_action(self, parsed_args):

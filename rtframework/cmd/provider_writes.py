@@ -14,7 +14,7 @@ import uuid as uuidlib
 
 from cliff.show import ShowOne
 
-from rtframework.cmd import names
+from rtframework.cmd import arguments, names
 from rtframework.placement import errors as perrors
 from rtframework.placement import types as t
 
@@ -29,7 +29,7 @@ class StaleGeneration(Exception):
 def _add_provider(parser):
     parser.add_argument("provider", metavar="PROVIDER", help="Provider uuid or name.")
     parser.add_argument(
-        "--generation", type=int, metavar="N",
+        "--generation", type=arguments.generation, metavar="N",
         help="Provider generation this change is based on (as shown by providers "
         "show); refused if the provider has changed since. Default: the current one.")
     return parser

@@ -12,6 +12,10 @@ from dataclasses import dataclass, field
 
 MAX_INT = 2147483647
 
+# The trait of a provider that shares its inventory with every tree in one
+# of its aggregates (a storage pool).
+SHARING_TRAIT = "MISC_SHARES_VIA_AGGREGATE"
+
 # provider uuid -> resource class -> amount
 Allocations = Mapping[str, Mapping[str, int]]
 

@@ -136,7 +136,7 @@ def test_a_first_sync_killed_at_any_step_is_finished_by_the_next(tmp_path, rtf_c
             assert code == -signal.SIGKILL
             refused = rtf_cli(_write_ini(state / "off.conf", url, state, auto_sync=False),
                               "instances", "list")
-            assert refused[0] == 1
+            assert refused[0] == 2  # usage: the schema needs `rtf db sync`
             assert refused[2].strip().endswith("auto_sync is off: run `rtf db sync`")
             assert len(refused[2].strip().splitlines()) == 1
             if kill_at % 2:

@@ -37,12 +37,11 @@ import sqlalchemy as sa
 from rtframework.placement import types as t
 from rtframework.placement.sql import models as m
 
-SHARING_TRAIT = "MISC_SHARES_VIA_AGGREGATE"
 UNNUMBERED = ""
 
 _SHARING = (
     sa.select(m.provider_traits.c.resource_provider_id)
-    .where(m.provider_traits.c.trait == SHARING_TRAIT).limit(1)
+    .where(m.provider_traits.c.trait == t.SHARING_TRAIT).limit(1)
 )
 
 
@@ -86,7 +85,7 @@ def find(conn: sa.Connection, query: t.CandidateQuery, trees_cls: Any) -> t.Allo
     roots = _roots(conn, query.in_tree)
     sharing = set(conn.execute(
         sa.select(m.provider_traits.c.resource_provider_id)
-        .where(m.provider_traits.c.trait == SHARING_TRAIT)).scalars())
+        .where(m.provider_traits.c.trait == t.SHARING_TRAIT)).scalars())
     rp = m.resource_providers
     sharing_roots = set(conn.execute(
         sa.select(rp.c.root_provider_id).where(rp.c.id.in_(sharing))).scalars()) if sharing \

@@ -17,6 +17,7 @@ from rtframework import db
 from rtframework.compute import values as v
 from rtframework.compute.store import ComputeStore
 from rtframework.moves.common import MoveContext
+from rtframework.placement import types as t
 from rtframework.placement.sql.backend import SQLBackend
 from rtframework.tracker import ResourceTracker
 from rtframework_drivers.fake.driver import FakeDriver
@@ -87,19 +88,34 @@ class Cloud:
         """The host's periodic resource update (its heal included)."""
         self.trackers[label].update_available_resource()
 
+    def _labels(self) -> dict[str, str]:
+        """provider uuid -> host label, for every provider of each host's tree."""
+        found = {}
+        for label in self.trackers:
+            for provider in self.backend.list_providers(t.ProviderQuery(in_tree=self.root(label))):
+                found[provider.uuid] = label
+        return found
+
     def usages(self) -> dict[str, dict[str, int]]:
-        """host label -> class -> amount used, without zeros."""
-        return {
-            label: {rc: n for rc, n in self.backend.get_provider_usages(self.root(label)).items()
-                    if n}
-            for label in self.trackers
-        }
+        """host label -> class -> amount used on the host's tree, without zeros."""
+        out: dict[str, dict[str, int]] = {label: {} for label in self.trackers}
+        for provider, label in self._labels().items():
+            for rc, n in self.backend.get_provider_usages(provider).items():
+                if n:
+                    out[label][rc] = out[label].get(rc, 0) + n
+        return out
 
     def allocations(self, consumer: str) -> dict[str, dict[str, int]]:
-        """host label -> class -> amount a consumer holds."""
-        by_root = {self.root(label): label for label in self.trackers}
+        """host label -> class -> amount a consumer holds on the host's tree
+        (other providers by uuid)."""
+        labels = self._labels()
         held = self.backend.get_consumer_allocations(consumer).allocations
-        return {by_root.get(p, p): dict(res) for p, res in held.items()}
+        out: dict[str, dict[str, int]] = {}
+        for provider, resources in held.items():
+            slot = out.setdefault(labels.get(provider, provider), {})
+            for rc, n in resources.items():
+                slot[rc] = slot.get(rc, 0) + n
+        return out
 
     def running(self, label: str) -> set[str]:
         """Instances the host's hypervisor runs."""
