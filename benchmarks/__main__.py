@@ -20,7 +20,7 @@ import time
 import traceback
 from collections.abc import Sequence
 
-from benchmarks import candidates, claims, growth, memory, periodic
+from benchmarks import candidates, claims, claims_race, growth, memory, periodic
 from benchmarks import environment as env
 from benchmarks.results import Report
 from tests.fixtures.placement_server import PlacementServer
@@ -33,6 +33,7 @@ BENCHMARKS = {
     "memory": memory.run,
     "candidates": candidates.run,
     "claims": claims.run,
+    "claims_race": claims_race.run,
 }
 USES_PLACEMENT = ("candidates", "claims")
 DEFAULT_ENGINES = ("sqlite", "postgresql")

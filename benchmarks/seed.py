@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import sqlalchemy as sa
 
-from rtframework import db
+from rtframework import db, mysql_engine
 from rtframework.placement import types as t
 from rtframework.placement.sql import models as m
 
@@ -104,7 +104,7 @@ def analyze(url: str) -> None:
         if engine.dialect.name == "postgresql":
             with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
                 conn.exec_driver_sql("ANALYZE")
-        elif engine.dialect.name == "mysql":
+        elif engine.dialect.name in mysql_engine.BACKENDS:
             with db.transaction(engine) as conn:
                 for table in ("resource_providers", "inventories", "allocations", "consumers"):
                     conn.exec_driver_sql(f"ANALYZE TABLE {table}")

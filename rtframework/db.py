@@ -20,6 +20,8 @@ from alembic import command as alembic_command
 from alembic.config import Config as AlembicConfig
 from oslo_config import cfg
 
+from rtframework import mysql_engine
+
 LOG = logging.getLogger(__name__)
 
 _SYNC_LOCK = threading.Lock()
@@ -67,13 +69,15 @@ def _refuse_unchosen_state_path(conf: cfg.ConfigOpts) -> None:
         "rtf --config-file etc/rtframework/walkthrough.conf ..., or create the directory.")
 
 
-def create_engine(url: str, pool_size: int = 5, max_overflow: int = 10) -> sa.Engine:
+def create_engine(url: str, pool_size: int = 5, max_overflow: int = 10,
+                  wsrep_sync_wait: int = mysql_engine.DEFAULT_SYNC_WAIT) -> sa.Engine:
     """An engine with the settings this project relies on.
 
     PostgreSQL sessions run without JIT compilation. SQLite gets WAL mode
     (readers do not block the writer), a busy timeout, and ``BEGIN
     IMMEDIATE`` transactions so that two writers serialize at the start
-    instead of failing at commit.
+    instead of failing at commit. MySQL, MariaDB and Galera: see
+    :mod:`rtframework.mysql_engine`.
     """
     parsed = sa.engine.make_url(url)
     if parsed.get_backend_name() == "sqlite":
@@ -103,9 +107,8 @@ def create_engine(url: str, pool_size: int = 5, max_overflow: int = 10) -> sa.En
         # of providers is costed above jit_above_cost, and compiling it
         # then takes longer (~40 ms) than running it.
         kwargs["connect_args"] = {"options": "-c jit=off"}
-    if parsed.get_backend_name() == "mysql":
-        kwargs["isolation_level"] = "READ COMMITTED"
-        kwargs["pool_recycle"] = 3600
+    if parsed.get_backend_name() in mysql_engine.BACKENDS:
+        return mysql_engine.create(parsed, kwargs, wsrep_sync_wait)
     return sa.create_engine(url, **kwargs)
 
 
@@ -121,6 +124,7 @@ def engine_for(conf: cfg.ConfigOpts, group: str) -> sa.Engine:
             url,
             pool_size=conf[group].pool_size,
             max_overflow=conf[group].max_overflow,
+            wsrep_sync_wait=conf[group].wsrep_sync_wait,
         )
     except (sa.exc.ArgumentError, ValueError, ImportError) as exc:
         from rtframework.conf import ConfigError
@@ -238,7 +242,7 @@ def schema_lock(engine: sa.Engine, version_table: str) -> Iterator[None]:
                     yield
                 finally:
                     conn.execute(sa.text("SELECT pg_advisory_unlock(:k)"), {"k": number})
-        elif backend == "mysql":
+        elif backend in mysql_engine.BACKENDS:
             # GET_LOCK names are at most 64 characters.
             name = "rtf-schema-" + hashlib.sha256(key.encode()).hexdigest()[:40]
             with engine.connect() as conn:

@@ -15,6 +15,8 @@ import sqlalchemy as sa
 from alembic import op
 
 from rtframework.db import SchemaError
+from rtframework.mysql_engine import CHARSET as MYSQL_CHARSET
+from rtframework.mysql_engine import COLLATION as MYSQL_COLLATION
 
 
 def _inspector() -> sa.Inspector:
@@ -22,10 +24,17 @@ def _inspector() -> sa.Inspector:
 
 
 def create_table(name: str, *elements: sa.SchemaItem) -> None:
-    """``op.create_table`` unless a table ``name`` with these columns exists."""
+    """``op.create_table`` unless a table ``name`` with these columns exists.
+
+    On MySQL/MariaDB the table is utf8mb4 with a binary collation whatever
+    the database's default, so names differing only in case or accents
+    are different names, as on PostgreSQL and SQLite.
+    """
     inspector = _inspector()
     if not inspector.has_table(name):
-        op.create_table(name, *elements)
+        op.create_table(name, *elements, mysql_charset=MYSQL_CHARSET,
+                        mysql_collate=MYSQL_COLLATION, mariadb_charset=MYSQL_CHARSET,
+                        mariadb_collate=MYSQL_COLLATION)
         return
     present = {c["name"] for c in inspector.get_columns(name)}
     wanted = [e.name for e in elements if isinstance(e, sa.Column)]

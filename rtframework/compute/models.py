@@ -13,7 +13,7 @@ metadata = sa.MetaData()
 
 # Microsecond precision on MySQL too (its DATETIME drops fractions by
 # default), so heartbeats and update order compare the same on every engine.
-Timestamp = sa.DateTime().with_variant(mysql.DATETIME(fsp=6), "mysql")
+Timestamp = sa.DateTime().with_variant(mysql.DATETIME(fsp=6), "mysql", "mariadb")
 
 UUID = sa.String(36)
 NAME = sa.String(255)

@@ -26,7 +26,9 @@ def _opts(default_file: str) -> list[cfg.Opt]:
             help="SQLAlchemy URL. Unset means an embedded SQLite file "
             f"'{default_file}' under state_path (WAL mode), which needs no "
             "server but serves one machine; use postgresql+psycopg2:// or "
-            "mysql+pymysql:// URLs when several hosts share it.",
+            "mysql+pymysql:// URLs when several hosts share it. For a MySQL/"
+            "MariaDB Galera cluster, name every node: mysql+pymysql://user:pw@/"
+            "db?host=node1:3306&host=node2:3306 (the first that serves is used).",
         ),
         cfg.IntOpt(
             "pool_size", default=5, min=1,
@@ -35,6 +37,15 @@ def _opts(default_file: str) -> list[cfg.Opt]:
         cfg.IntOpt(
             "max_overflow", default=10, min=0,
             help="Connections opened beyond pool_size under load.",
+        ),
+        cfg.IntOpt(
+            "wsrep_sync_wait", default=1, min=0, max=15,
+            help="On a MariaDB Galera node, the session's wsrep_sync_wait. 1 "
+            "(causal reads) makes every read wait until the node has applied "
+            "what other nodes committed before it, so a heal after a move "
+            "committed through another node, 'rtf check' and 'rtf audit' never "
+            "act on a node that lags; 0 reads whatever the node has applied. "
+            "Ignored by servers without wsrep.",
         ),
         cfg.BoolOpt(
             "auto_sync", default=True,

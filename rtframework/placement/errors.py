@@ -72,6 +72,12 @@ class ConsumerGenerationConflict(GenerationConflict):
     pass
 
 
+class RetriesExhausted(GenerationConflict):
+    """A call kept losing races (generations, deadlocks, Galera
+    certification) until its retry budget, attempts or time, ran out.
+    Retrying it again at once would lose again: nothing retries this."""
+
+
 class CapacityExceeded(Conflict):
     """An allocation would take a provider past (total - reserved) * ratio."""
 

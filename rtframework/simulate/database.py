@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
-from rtframework import db
+from rtframework import db, mysql_engine
 
-_DRIVER_EXTRA = {"postgresql": "postgresql", "mysql": "mysql"}
-_SERVERS = ("postgresql", "mysql")
+_DRIVER_EXTRA = {"postgresql": "postgresql", "mysql": "mysql", "mariadb": "mysql"}
+_SERVERS = ("postgresql", *mysql_engine.BACKENDS)
 # MySQL: unknown database, or access denied to it (which a user without
 # rights gets whether it exists or not; creating it then says what to run).
 _MYSQL_MISSING = (1049, 1044)

@@ -9,6 +9,8 @@ capacity right between concurrent writers at READ COMMITTED.
 from __future__ import annotations
 
 import contextlib
+import functools
+import inspect
 import logging
 import os
 import uuid as uuidlib
@@ -17,7 +19,7 @@ from collections.abc import Iterator, Mapping, Sequence
 import sqlalchemy as sa
 from oslo_config import cfg
 
-from rtframework import db
+from rtframework import db, retry
 from rtframework.conf import database as conf_database
 from rtframework.placement import backend as contract
 from rtframework.placement import errors, validation
@@ -25,7 +27,13 @@ from rtframework.placement import types as t
 from rtframework.placement.sql import allocations as alloc
 from rtframework.placement.sql import candidates, queries
 from rtframework.placement.sql import models as m
-from rtframework.placement.sql.dberrors import is_transient, reason, translated
+from rtframework.placement.sql.dberrors import (
+    is_connection_lost,
+    is_transient,
+    reason,
+    translated,
+)
+from rtframework.placement.sql.write_plan import ProviderRaced
 
 LOG = logging.getLogger(__name__)
 
@@ -69,7 +77,7 @@ class SQLBackend(contract.PlacementBackend):
     def __init__(self, conf: cfg.ConfigOpts) -> None:
         super().__init__(conf)
         self.engine = db.engine_for(conf, GROUP)
-        self.retries = conf.placement.conflict_retries
+        self.backoff = retry.Backoff(retries=conf.placement.conflict_retries)
         with _opening(conf):
             if conf[GROUP].auto_sync:
                 upgrade_schema(self.engine)
@@ -498,37 +506,17 @@ class SQLBackend(contract.PlacementBackend):
         return found
 
     def write_allocations(self, writes: Sequence[t.AllocationWrite]) -> None:
+        # A provider race (ProviderRaced) is retried by _retried, as
+        # Placement does server-side; a consumer generation conflict must
+        # reach the caller, who has to re-read and decide.
         writes = validation.allocation_writes(writes)
-        for attempt in range(self.retries + 1):
-            # Not rtframework.retry: only a provider race is retried here (as
-            # Placement does server-side); a consumer generation conflict
-            # must reach the caller, who has to re-read and decide.
-            try:
-                with translated(), self._write() as conn:
-                    alloc.write_once(conn, writes)
-                return
-            except (alloc.ProviderRaced, errors.BackendUnavailable) as exc:
-                cause = exc.__cause__ if isinstance(exc, errors.BackendUnavailable) else exc
-                if isinstance(exc, errors.BackendUnavailable) and not is_transient(cause):
-                    raise
-                LOG.debug("allocation write lost a race (%s), attempt %d", exc, attempt + 1)
-                last = exc
-        raise errors.ProviderGenerationConflict(
-            f"allocation write of consumer(s) "
-            f"{', '.join(w.consumer_uuid for w in writes)} still racing other writers "
-            f"after {self.retries + 1} attempts: {last}"
-        )
+        with translated(), self._write() as conn:
+            alloc.write_once(conn, writes)
 
     def delete_allocations(self, consumer_uuid: str) -> None:
         consumer_uuid = validation.normalize_uuid(consumer_uuid, "consumer uuid")
-        for attempt in range(self.retries + 1):
-            try:
-                with translated(), self._write() as conn:
-                    alloc.delete_consumer(conn, consumer_uuid, "deleted by operator")
-                return
-            except errors.BackendUnavailable as exc:
-                if not is_transient(exc.__cause__) or attempt == self.retries:
-                    raise
+        with translated(), self._write() as conn:
+            alloc.delete_consumer(conn, consumer_uuid, "deleted by operator")
 
     # -- usages and candidates -------------------------------------------
     def get_provider_usages(self, uuid: str) -> dict[str, int]:
@@ -559,3 +547,36 @@ class SQLBackend(contract.PlacementBackend):
         query = validation.candidate_query(query)
         with translated(), self._read() as conn:
             return candidates.find(conn, query)
+
+
+def _worth_retrying(exc: BaseException) -> bool:
+    if isinstance(exc, ProviderRaced):
+        return True
+    return isinstance(exc, errors.BackendUnavailable) and is_transient(exc.__cause__)
+
+
+def _unreachable(exc: BaseException) -> bool:
+    return isinstance(exc, errors.BackendUnavailable) and is_connection_lost(exc.__cause__)
+
+
+def _retried(method):
+    """Run ``method`` (one transaction) again after a lost race or a lost
+    connection, through the one retry layer."""
+    @functools.wraps(method)
+    def call(self, *args, **kwargs):
+        return retry.call(lambda: method(self, *args, **kwargs), self.backoff,
+                          lambda: _describe(method.__name__, args), _worth_retrying,
+                          _unreachable)
+    return call
+
+
+def _describe(name: str, args: tuple) -> str:
+    if name == "write_allocations" and args:
+        return f"allocation write of consumer(s) {', '.join(w.consumer_uuid for w in args[0])}"
+    return f"{name}({', '.join(repr(a) for a in args)[:200]})"
+
+
+# Every public call is one transaction: each one is retried as a whole.
+for _name, _method in list(vars(SQLBackend).items()):
+    if inspect.isfunction(_method) and not _name.startswith("_") and _name != "close":
+        setattr(SQLBackend, _name, _retried(_method))

@@ -9,25 +9,52 @@ import sqlalchemy as sa
 
 from rtframework.placement import errors
 
-# MySQL/MariaDB: deadlock, lock wait timeout. PostgreSQL: serialization
-# failure, deadlock detected. Both mean "the other writer won; try again".
-_MYSQL_RETRY = {1213, 1205}
-_PG_RETRY = {"40001", "40P01"}
+# Lost races: the database aborted us so that another writer could win.
+# MySQL/MariaDB 1213 deadlock (also how Galera reports a certification
+# failure at commit: another node committed a conflicting write first),
+# 1205 lock wait timeout; PostgreSQL serialization failure, deadlock.
+_MYSQL_RACE = {1213, 1205}
+_PG_RACE = {"40001", "40P01"}
+# The server went away under us or is not ready: 1047 "WSREP has not yet
+# prepared node for application use" (a Galera node out of the primary
+# component), 2006 gone away, 2013 lost connection, 1927 connection killed,
+# 4031 disconnected; PostgreSQL admin/crash shutdown. The pool replaces the
+# connection (pre-ping), with the next host when the URL names several.
+# A refused connection is not here: an unreachable database is reported at
+# once, not after every retry.
+_MYSQL_GONE = {1047, 2006, 2013, 1927, 4031}
+_PG_GONE = {"57P01", "57P02", "57P03"}
 
 
-def is_transient(exc: BaseException) -> bool:
+def _mysql_code(orig: BaseException) -> int | None:
+    args = getattr(orig, "args", ())
+    return args[0] if args and isinstance(args[0], int) else None
+
+
+def is_lost_race(exc: BaseException) -> bool:
     """A lost lock race the database resolved by aborting us."""
     if not isinstance(exc, sa.exc.DBAPIError):
         return False
     orig = exc.orig
-    pgcode = getattr(orig, "pgcode", None)
-    if pgcode in _PG_RETRY:
-        return True
-    args = getattr(orig, "args", ())
-    if args and isinstance(args[0], int) and args[0] in _MYSQL_RETRY:
+    if getattr(orig, "pgcode", None) in _PG_RACE or _mysql_code(orig) in _MYSQL_RACE:
         return True
     # SQLite: the busy timeout ran out while another writer held the lock.
     return "database is locked" in str(orig)
+
+
+def is_connection_lost(exc: BaseException) -> bool:
+    """The connection in use died or its node is not serving."""
+    if not isinstance(exc, sa.exc.DBAPIError):
+        return False
+    if exc.connection_invalidated:
+        return True
+    orig = exc.orig
+    return getattr(orig, "pgcode", None) in _PG_GONE or _mysql_code(orig) in _MYSQL_GONE
+
+
+def is_transient(exc: BaseException) -> bool:
+    """Worth running the same transaction again (see the two above)."""
+    return is_lost_race(exc) or is_connection_lost(exc)
 
 
 def reason(exc: sa.exc.SQLAlchemyError) -> str:

@@ -13,11 +13,15 @@ import uuid
 
 import pytest
 
+from rtframework import db
 from rtframework.compute import values as v
+from rtframework.compute.store import ComputeStore
 from rtframework.moves.common import MoveContext
 from rtframework.placement import types as t
+from rtframework.placement.sql.backend import SQLBackend
 from rtframework.tracker import ResourceTracker
 from rtframework_drivers.fake.driver import FakeDriver
+from tests.fixtures import databases
 from tests.functional.placement.conftest import backend, sql_backend  # noqa: F401
 
 PROJECT, USER = "proj", "user"
@@ -26,10 +30,14 @@ PROJECT, USER = "proj", "user"
 class Cloud:
     """Hosts with one fake node each, reported by their own tracker."""
 
-    def __init__(self, conf, backend, store):  # noqa: F811 - the fixture's value
+    def __init__(self, conf, backend, store, node_urls=()):  # noqa: F811 - the fixture's value
         self.conf = conf
         self.backend = backend
         self.store = store
+        # On a database cluster: one URL per node; each host's tracker
+        # writes through its own node, the moves through ``backend``'s.
+        self.node_urls = list(node_urls)
+        self.opened: list = []
         self.suffix = uuid.uuid4().hex[:8]
         self.trackers: dict[str, ResourceTracker] = {}  # label -> tracker
         self.ctx = MoveContext(conf, backend, store, drivers={})
@@ -45,12 +53,32 @@ class Cloud:
 
     def add_host(self, label: str) -> ResourceTracker:
         host = self.host(label)
-        tracker = ResourceTracker(self.conf, host, FakeDriver(self.conf, host), self.backend,
-                                  self.store)
+        host_backend, host_store = self._host_databases()
+        tracker = ResourceTracker(self.conf, host, FakeDriver(self.conf, host), host_backend,
+                                  host_store)
         tracker.update_available_resource()
         self.trackers[label] = tracker
         self.ctx.drivers[host] = tracker.driver
         return tracker
+
+    def _host_databases(self):
+        if not self.node_urls:
+            return self.backend, self.store
+        url = self.node_urls[len(self.trackers) % len(self.node_urls)]
+        group = "placement_database"
+        shared = self.conf[group].connection
+        self.conf.set_override("connection", url, group=group)
+        try:
+            backend = SQLBackend(self.conf)
+        finally:
+            self.conf.set_override("connection", shared, group=group)
+        store = ComputeStore(db.create_engine(url))
+        self.opened += [backend, store]
+        return backend, store
+
+    def close(self) -> None:
+        for opened in self.opened:
+            opened.close()
 
     def boot(self, label: str, resources: dict[str, int], name: str = "vm") -> v.Instance:
         return self.trackers[label].boot(name, v.Flavor("f", resources),
@@ -99,4 +127,7 @@ def cloud(conf, config, backend, store):  # noqa: F811
     FakeDriver.register_opts(conf)
     config.config(vcpus=8, memory_mb=8192, disk_gb=100, group="fake_driver")
     config.config(reserved_host_memory_mb=0)
-    return Cloud(conf, backend, store)
+    nodes = databases.cluster_node_urls(store.engine.url.database)
+    c = Cloud(conf, backend, store, nodes)
+    yield c
+    c.close()

@@ -1,0 +1,122 @@
+"""Engines for MySQL, MariaDB and MariaDB Galera (``mysql+pymysql://``,
+``mariadb+pymysql://``): the same session settings for both URL spellings,
+causal reads on Galera, and several hosts in one URL.
+
+Several hosts, as SQLAlchemy spells them for PostgreSQL::
+
+    mysql+pymysql://user:pw@/placement?host=10.0.0.1:3306&host=10.0.0.2:3306
+
+A new connection goes to the first host that answers and serves (on
+Galera: ``wsrep_ready = ON``), in the order given. Every process of a
+cloud listing the hosts in the same order writes through one node while it
+is up (single writer, no certification conflicts between nodes) and moves
+to the next when it dies; pre-ping drops pooled connections to a dead node
+and the retry layer re-runs the call that was cut.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import sqlalchemy as sa
+
+LOG = logging.getLogger(__name__)
+
+BACKENDS = ("mysql", "mariadb")
+# Strict mode (an over-long or invalid value is an error, never silently
+# cut, as oslo.db sets it) and byte-wise comparison of the connection's
+# strings: names and uuids differing in case are different.
+SQL_MODE = "TRADITIONAL"
+CHARSET, COLLATION = "utf8mb4", "utf8mb4_bin"
+# wsrep_sync_wait=1: on a Galera node, every read first waits until the
+# node has applied what the cluster committed before it.
+DEFAULT_SYNC_WAIT = 1
+# Seconds to wait for one host of several before trying the next.
+FAILOVER_CONNECT_TIMEOUT = 5
+
+
+def _hosts(parsed: sa.URL) -> list[tuple[str, int]]:
+    value = parsed.query.get("host")
+    if value is None:
+        return []
+    found = []
+    for item in (value,) if isinstance(value, str) else value:
+        host, _, port = item.rpartition(":") if ":" in item else (item, "", "3306")
+        try:
+            found.append((host, int(port)))
+        except ValueError:
+            raise ValueError(f"host={item!r} in the database URL: the port is not a "
+                             "number (expected host:port)") from None
+    return found
+
+
+def create(parsed: sa.URL, kwargs: dict, wsrep_sync_wait: int) -> sa.Engine:
+    """The engine of a MySQL/MariaDB URL, ``kwargs`` being the pool settings."""
+    # READ COMMITTED: the compare-and-swap writes re-read committed rows
+    # (see placement.sql.allocations); REPEATABLE READ would hold stale
+    # snapshots and deadlock more. The server closes idle connections after
+    # wait_timeout (8 h by default): recycle well before.
+    kwargs["isolation_level"] = "READ COMMITTED"
+    kwargs["pool_recycle"] = 3600
+    if "charset" not in parsed.query:
+        parsed = parsed.update_query_dict({"charset": CHARSET})
+    hosts = _hosts(parsed)
+    if hosts:
+        parsed = parsed.difference_update_query(["host"]).set(host=hosts[0][0],
+                                                              port=hosts[0][1])
+    engine = sa.create_engine(parsed, **kwargs)
+    binary = parsed.query["charset"] == CHARSET
+
+    @sa.event.listens_for(engine, "connect")
+    def _session_settings(dbapi_conn, _record):
+        cursor = dbapi_conn.cursor()
+        cursor.execute(f"SET SESSION sql_mode = '{SQL_MODE}'")
+        if binary:
+            cursor.execute(f"SET NAMES {CHARSET} COLLATE {COLLATION}")
+        if _wsrep_on(cursor):
+            cursor.execute(f"SET SESSION wsrep_sync_wait = {int(wsrep_sync_wait)}")
+        cursor.close()
+
+    if len(hosts) > 1:
+        _connect_to_first_serving(engine, hosts)
+    return engine
+
+
+def _wsrep_on(cursor) -> bool:
+    cursor.execute("SHOW VARIABLES LIKE 'wsrep_on'")
+    row = cursor.fetchone()
+    return row is not None and str(row[1]).upper() == "ON"
+
+
+def _serving(dbapi_conn) -> bool:
+    """False for a Galera node outside the primary component."""
+    cursor = dbapi_conn.cursor()
+    try:
+        if not _wsrep_on(cursor):
+            return True
+        cursor.execute("SHOW STATUS LIKE 'wsrep_ready'")
+        row = cursor.fetchone()
+    finally:
+        cursor.close()
+    return row is not None and str(row[1]).upper() == "ON"
+
+
+def _connect_to_first_serving(engine: sa.Engine, hosts: list[tuple[str, int]]) -> None:
+    @sa.event.listens_for(engine, "do_connect")
+    def _first_serving(dialect, _record, cargs, cparams):
+        cparams.setdefault("connect_timeout", FAILOVER_CONNECT_TIMEOUT)
+        failures = []
+        for host, port in hosts:
+            try:
+                conn = dialect.loaded_dbapi.connect(*cargs, **{**cparams, "host": host,
+                                                               "port": port})
+            except dialect.loaded_dbapi.Error as exc:
+                failures.append(f"{host}:{port}: {exc}")
+                continue
+            if _serving(conn):
+                return conn
+            conn.close()
+            failures.append(f"{host}:{port}: Galera node not ready (wsrep_ready OFF)")
+        LOG.warning("no database host answered: %s", "; ".join(failures))
+        raise dialect.loaded_dbapi.OperationalError(
+            2003, f"no database host of {len(hosts)} answered: {'; '.join(failures)}")

@@ -1,0 +1,73 @@
+"""MySQL/MariaDB sessions get the same settings for mysql:// and mariadb:// URLs."""
+
+from __future__ import annotations
+
+import pytest
+import sqlalchemy as sa
+
+from rtframework import db
+from rtframework.placement.sql.backend import SQLBackend
+from tests.functional.sql.conftest import make_conf
+
+
+@pytest.fixture
+def mysql_url(database_url, db_engine_name):
+    if db_engine_name != "mysql":
+        pytest.skip("MySQL/MariaDB settings")
+    return database_url
+
+
+@pytest.mark.parametrize("dialect", ["mysql+pymysql", "mariadb+pymysql"])
+def test_sessions_are_read_committed_strict_and_binary(mysql_url, dialect):
+    url = dialect + mysql_url[mysql_url.index("://"):]
+    engine = db.create_engine(url)
+    try:
+        with engine.connect() as conn:
+            isolation, mode, collation = conn.execute(sa.text(
+                "SELECT @@session.tx_isolation, @@session.sql_mode,"
+                " @@session.collation_connection")).one()
+        assert engine.pool._recycle == 3600
+    finally:
+        engine.dispose()
+    assert isolation == "READ-COMMITTED"
+    assert "STRICT_ALL_TABLES" in mode.split(",")
+    assert collation == "utf8mb4_bin"
+
+
+def test_names_differing_in_case_are_different_on_a_case_insensitive_database(
+        mysql_url, tmp_path):
+    """The operator's database defaults to a case-insensitive collation;
+    the tables are made binary anyway, as names are on other engines."""
+    engine = sa.create_engine(mysql_url)
+    try:
+        with engine.connect() as conn:
+            name = conn.execute(sa.text("SELECT DATABASE()")).scalar()
+            conn.execute(sa.text(
+                f"ALTER DATABASE `{name}` CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci"))
+    finally:
+        engine.dispose()
+    backend = SQLBackend(make_conf(mysql_url.replace("?charset=utf8mb4", ""), str(tmp_path)))
+    try:
+        lower = backend.create_provider("host-a")
+        upper = backend.create_provider("HOST-A")
+        assert {p.name for p in backend.list_providers()} == {"host-a", "HOST-A"}
+        assert lower.uuid != upper.uuid
+    finally:
+        backend.close()
+
+
+def test_a_url_naming_several_hosts_uses_the_first_that_answers(mysql_url):
+    # Port 1 on 127.0.0.1: nothing listens there (a node that is down).
+    database = mysql_url.rsplit("/", 1)[1].split("?")[0]
+    url = f"mysql+pymysql://root:@/{database}?host=127.0.0.1:1&host=127.0.0.1:3306"
+    engine = db.create_engine(url)
+    try:
+        with engine.connect() as conn:
+            assert conn.execute(sa.text("SELECT @@port")).scalar() == 3306
+    finally:
+        engine.dispose()
+
+
+def test_a_host_with_a_port_that_is_not_a_number_is_named():
+    with pytest.raises(ValueError, match="host='127.0.0.1:x' in the database URL"):
+        db.create_engine("mysql+pymysql://root:@/db?host=127.0.0.1:x&host=127.0.0.1:3306")
