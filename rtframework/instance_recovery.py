@@ -49,7 +49,7 @@ from rtframework.compute import errors as cerrors
 from rtframework.compute import values as v
 from rtframework.driver import DriverError, InstanceSpec
 from rtframework.moves import recovery
-from rtframework.moves.common import MoveContext
+from rtframework.moves.context import MoveContext
 from rtframework.placement import types as t
 from rtframework.tracker import ResourceTracker
 

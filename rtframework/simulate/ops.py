@@ -20,7 +20,7 @@ from rtframework.compute import errors as cerrors
 from rtframework.compute import values as v
 from rtframework.moves import errors as merrors
 from rtframework.moves import evacuate, live, migrate, resize
-from rtframework.moves.common import MoveContext
+from rtframework.moves.context import MoveContext
 from rtframework.placement import errors as perrors
 from rtframework.tracker import ResourceTracker, TrackerError
 
