@@ -350,11 +350,6 @@ class ComputeStore:
             ).mappings().one()
         return _compute_node(row)
 
-    def get_compute_node(self, uuid: str) -> ComputeNode:
-        return _compute_node(self._one(models.compute_nodes.c.uuid, uuid,
-                                       errors.ComputeNodeNotFound,
-                                       f"compute node {uuid} not found"))
-
     def list_compute_nodes(self, *, host: str | None = None) -> list[ComputeNode]:
         table = models.compute_nodes
         query = sa.select(table).order_by(table.c.host, table.c.nodename)
