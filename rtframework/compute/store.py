@@ -5,6 +5,10 @@ embedded SQLite default serves one machine). Writes are small explicit
 methods; ``update_instance`` and ``update_migration`` take ``expected_*``
 values and change the row only if it still holds them, so two hosts can
 never both act on the same instance.
+
+Longer than most modules on purpose: it is the one place that opens the
+compute database's sessions, so every record table's reads and writes sit
+in this one class.
 """
 
 from __future__ import annotations

@@ -13,6 +13,9 @@ provider and aggregate uuids are UUIDs in any spelling
 lower-case dashed form (so one UUID is one provider however it was
 written); project and user ids are 1 to 255 characters; a consumer type
 is ``[A-Z0-9_]+``; a provider name 1 to 200 characters.
+
+Longer than most modules on purpose: the contract's rules are written
+once, in one place every backend reads.
 """
 
 from __future__ import annotations
