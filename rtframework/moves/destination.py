@@ -14,6 +14,7 @@ from rtframework.moves.context import MoveContext
 from rtframework.moves.record_claims import claim_for
 from rtframework.moves.undo import fail
 from rtframework.placement import errors as perrors
+from rtframework.placement import types as t
 
 
 @dataclass(frozen=True)
@@ -92,7 +93,7 @@ def _claim_destination(
         if not found:
             raise scheduler.NoValidHost(
                 f"{migration.migration_type} of instance {migration.instance_uuid}: host "
-                f"{to_host!r} cannot hold {_format(resources)} ("
+                f"{to_host!r} cannot hold {t.format_resources(resources)} ("
                 + "; ".join(f"node {n.nodename}: {_why(ctx, n.uuid, resources)}" for n in nodes)
                 + ")")
     else:
@@ -130,10 +131,6 @@ def _claim_destination(
     _, dest = scheduler.claim_first(
         found, claim, f"{migration.migration_type} of instance {migration.instance_uuid}")
     return current["migration"], dest
-
-
-def _format(resources: Mapping[str, int]) -> str:
-    return ", ".join(f"{rc}={n}" for rc, n in sorted(resources.items()))
 
 
 def _why(ctx: MoveContext, root_uuid: str, resources: Mapping[str, int]) -> str:
