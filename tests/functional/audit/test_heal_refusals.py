@@ -6,14 +6,10 @@ from __future__ import annotations
 
 import uuid
 
-import pytest
-
 from rtframework import audit, invariants
 from rtframework.compute import values as v
 from tests.functional.moves.conftest import PROJECT, USER, cloud  # noqa: F401 - the fixture
 from tests.functional.placement.conftest import backend, sql_backend  # noqa: F401
-
-pytestmark = pytest.mark.placement
 
 
 def _heal(cloud):  # noqa: F811

@@ -13,8 +13,6 @@ from rtframework import invariants
 from rtframework.compute import values as v
 from rtframework.moves import errors, evacuate, live, resize
 
-pytestmark = pytest.mark.placement
-
 OLD = {"VCPU": 1, "MEMORY_MB": 512, "VGPU": 1}
 NEW = {"VCPU": 2, "MEMORY_MB": 1024, "VGPU": 1}
 
