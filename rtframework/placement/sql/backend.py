@@ -510,8 +510,8 @@ class SQLBackend(contract.PlacementBackend):
         # Placement does server-side; a consumer generation conflict must
         # reach the caller, who has to re-read and decide.
         writes = validation.allocation_writes(writes)
-        with translated(), self._write() as conn:
-            alloc.write_once(conn, writes)
+        with translated():
+            alloc.write(self.engine, writes)
 
     def delete_allocations(self, consumer_uuid: str) -> None:
         consumer_uuid = validation.normalize_uuid(consumer_uuid, "consumer uuid")
