@@ -230,11 +230,28 @@ def transaction(engine: sa.Engine) -> Iterator[sa.Connection]:
 
 @contextlib.contextmanager
 def read(engine: sa.Engine) -> Iterator[sa.Connection]:
-    """One read-only transaction (on SQLite it does not take the write lock)."""
+    """One read-only transaction (on SQLite it does not take the write lock).
+
+    On PostgreSQL, whose READ COMMITTED gives every statement its own
+    snapshot inside a transaction as well, the statements run without one:
+    no BEGIN and COMMIT round trips around a read.
+    """
     with engine.connect() as conn:
         conn = conn.execution_options(rtf_read_only=True)
-        with conn.begin():
-            yield conn
+        if engine.dialect.name != "postgresql":
+            with conn.begin():
+                yield conn
+            return
+        # The driver's own autocommit switch (isolation_level="AUTOCOMMIT"
+        # would cost a round trip each way).
+        dbapi_conn = conn.connection.dbapi_connection
+        dbapi_conn.autocommit = True
+        try:
+            with conn.begin():
+                yield conn
+        finally:
+            if not dbapi_conn.closed:
+                dbapi_conn.autocommit = False
 
 
 def alembic_config(script_location: str, engine: sa.Engine, version_table: str) -> AlembicConfig:

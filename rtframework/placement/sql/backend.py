@@ -491,6 +491,13 @@ class SQLBackend(contract.PlacementBackend):
             consumer_type=row.consumer_type,
         )
 
+    def get_consumers_allocations(
+        self, consumer_uuids: Sequence[str]
+    ) -> dict[str, t.ConsumerAllocations]:
+        uuids = [validation.normalize_uuid(u, "consumer uuid") for u in consumer_uuids]
+        with translated(), self._read() as conn:
+            return alloc.consumers_allocations(conn, uuids)
+
     def get_provider_allocations(self, uuid: str) -> dict[str, dict[str, int]]:
         uuid = validation.normalize_uuid(uuid, "provider uuid")
         a = m.allocations
