@@ -80,31 +80,6 @@ def consumer_allocations(conn: sa.Connection, consumer_uuids: Sequence[str]):
     return found
 
 
-_CHUNK = 1000
-
-
-def consumers_allocations(conn: sa.Connection,
-                          consumer_uuids: Sequence[str]) -> dict[str, t.ConsumerAllocations]:
-    """What each consumer holds, read in one or a few statements."""
-    found: dict[str, t.ConsumerAllocations] = {}
-    uuids = list(dict.fromkeys(consumer_uuids))
-    for first in range(0, len(uuids), _CHUNK):
-        chunk = uuids[first:first + _CHUNK]
-        rows = {row.uuid: row for row in conn.execute(sa.select(_c).where(_c.c.uuid.in_(chunk)))}
-        held = consumer_allocations(conn, chunk)
-        for uuid in chunk:
-            row = rows.get(uuid)
-            if row is None:
-                found[uuid] = t.ConsumerAllocations(consumer_uuid=uuid, allocations={})
-                continue
-            found[uuid] = t.ConsumerAllocations(
-                consumer_uuid=uuid,
-                allocations={p: dict(r) for p, r in held.get(uuid, {}).items()},
-                generation=row.generation, project_id=row.project_id, user_id=row.user_id,
-                consumer_type=row.consumer_type)
-    return found
-
-
 # The two reads of every allocation write, built once: building SQLAlchemy
 # expressions costs more than running these small statements.
 _NAMES = sa.bindparam("names", expanding=True)

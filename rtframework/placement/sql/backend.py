@@ -185,9 +185,7 @@ class SQLBackend(contract.PlacementBackend):
     def get_consumers_allocations(
         self, consumer_uuids: Sequence[str]
     ) -> dict[str, t.ConsumerAllocations]:
-        uuids = [validation.normalize_uuid(u, "consumer uuid") for u in consumer_uuids]
-        with translated(), self._read() as conn:
-            return alloc.consumers_allocations(conn, uuids)
+        return allocation_reads.of_consumers(self.engine, list(consumer_uuids))
 
     def get_provider_allocations(self, uuid: str) -> dict[str, dict[str, int]]:
         return allocation_reads.of_provider(self.engine, uuid)
