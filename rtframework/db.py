@@ -236,14 +236,23 @@ def read(engine: sa.Engine) -> Iterator[sa.Connection]:
     snapshot inside a transaction as well, the statements run without one:
     no BEGIN and COMMIT round trips around a read.
     """
+    if engine.dialect.name == "postgresql":
+        with autocommit(engine) as conn:
+            yield conn
+        return
     with engine.connect() as conn:
         conn = conn.execution_options(rtf_read_only=True)
-        if engine.dialect.name != "postgresql":
-            with conn.begin():
-                yield conn
-            return
-        # The driver's own autocommit switch (isolation_level="AUTOCOMMIT"
-        # would cost a round trip each way).
+        with conn.begin():
+            yield conn
+
+
+@contextlib.contextmanager
+def autocommit(engine: sa.Engine) -> Iterator[sa.Connection]:
+    """A PostgreSQL connection whose every statement is its own
+    transaction: no BEGIN or COMMIT round trips."""
+    with engine.connect() as conn:
+        # The driver's own switch: isolation_level="AUTOCOMMIT" would cost
+        # a round trip each way.
         dbapi_conn = conn.connection.dbapi_connection
         dbapi_conn.autocommit = True
         try:

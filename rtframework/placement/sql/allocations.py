@@ -134,24 +134,19 @@ def _read_providers(conn: sa.Connection, uuids: list[str], ids: list[int]):
     return found
 
 
-class _Declined(Exception):
-    """The one-statement write declined: roll its transaction back."""
-
-
 def write(engine: sa.Engine, writes: Sequence[t.AllocationWrite]) -> None:
     """One attempt at ``writes`` in its own transaction(s).
 
     On PostgreSQL the one-statement write (:mod:`pg_write`) goes first;
     whatever it declines (an error to name, a race, a consumer created
-    meanwhile) is rolled back and done by :func:`write_once`.
+    meanwhile) it leaves unwritten, for :func:`write_once`.
     """
     if engine.dialect.name == "postgresql":
         try:
-            with db.transaction(engine) as conn:
+            with db.autocommit(engine) as conn:
                 if pg_write.try_write(conn, writes):
                     return
-                raise _Declined
-        except (_Declined, sa.exc.IntegrityError):
+        except sa.exc.IntegrityError:
             pass
     with db.transaction(engine) as conn:
         write_once(conn, writes)

@@ -1,19 +1,27 @@
 """PostgreSQL: an allocation write in one statement when it surely succeeds.
 
 The general write (:mod:`allocations`) reads in two statements, decides in
-Python and writes its plan in a third. On PostgreSQL most writes can do
-all of that in one statement: it reads the consumers, the touched
-providers and their usage from one snapshot, checks in SQL a condition
-that is *sufficient* for the write to be valid (every consumer generation
-as given; every provider and inventory present; every amount within
-min_unit, max_unit and step_size; no class over capacity), and only then
-compare-and-swaps the providers' generations and writes the rows.
+Python and writes its plan in a third, in a transaction. On PostgreSQL
+most writes do all of that in one statement, run on its own (no BEGIN or
+COMMIT round trips: the statement is its transaction). It reads the
+consumers, the touched providers and their usage from one snapshot and
+checks in SQL a condition *sufficient* for the write to be valid (every
+consumer generation as given, every existing consumer holding something;
+every provider and inventory present; every amount within min_unit,
+max_unit and step_size; no class over capacity). Then it locks the touched
+providers in id order and compares their generations, now current, with
+the snapshot's. Only if all of that holds does it bump them and write the
+rows; otherwise it writes nothing.
 
-When the condition does not hold, or a compare-and-swap misses, the
-statement writes nothing (or its transaction is rolled back) and the caller
-runs the general write, which names the error exactly or retries the race.
-So the fast path decides nothing the general write would decide otherwise:
-it can only decline.
+A consumer generation cannot move once the providers it holds are locked
+(every writer of a consumer bumps the providers it holds), which is why a
+consumer that holds nothing is left to the general write. A consumer
+created meanwhile makes the statement fail on the unique uuid, so nothing
+of it stays either.
+
+Whatever the statement declines, the caller hands to the general write,
+which names the error exactly or retries the race: the fast path decides
+nothing the general write would decide otherwise; it can only decline.
 """
 
 from __future__ import annotations
@@ -31,10 +39,9 @@ LOG = logging.getLogger("rtframework.placement.sql.allocations")
 # w: the writes; r: the requested rows; c: the named consumers as stored;
 # held: what they hold now; p: every touched provider (requested or held);
 # need: requested amount per provider and class against its inventory.
-# "go" is true only when the snapshot says the write is valid; every write
-# below requires it, and the rows and consumers also require that every
-# provider's compare-and-swap hit (the UPDATE re-checks the generation
-# after waiting for a concurrent writer's row lock).
+# "go": the snapshot says the write is valid. "locked": the providers,
+# locked in id order, with their generations as of now. "hit": go, and no
+# provider went away or changed since the snapshot; every write requires it.
 _STATEMENT = """
 WITH w AS (
     SELECT * FROM unnest(:w_uuids ::varchar[], :w_gens ::integer[], :w_projects ::varchar[],
@@ -72,16 +79,22 @@ WITH w AS (
                WHERE a.resource_provider_id = need.pid AND a.resource_class = need.rc)
               - coalesce((SELECT h.used FROM held h WHERE h.pid = need.pid AND h.rc = need.rc), 0)
               + need.amount > need.cap
+    ) AND NOT EXISTS (
+        SELECT 1 FROM c WHERE NOT EXISTS (SELECT 1 FROM allocations a
+                                          WHERE a.consumer_id = c.uuid)
     ) AS ok
-), bumped AS (
-    UPDATE resource_providers SET generation = generation + 1
-    WHERE (SELECT ok FROM go)
-      AND id = ANY(ARRAY(SELECT id FROM p))
-      AND (id, generation) IN (SELECT id, generation FROM p)
-    RETURNING id
+), locked AS (
+    SELECT id, generation FROM resource_providers
+    WHERE (SELECT ok FROM go) AND id = ANY(ARRAY(SELECT id FROM p))
+    ORDER BY id FOR UPDATE
 ), hit AS (
     SELECT (SELECT ok FROM go)
-       AND (SELECT count(*) FROM bumped) = (SELECT count(*) FROM p) AS ok
+       AND (SELECT count(*) FROM locked) = (SELECT count(*) FROM p)
+       AND NOT EXISTS (SELECT 1 FROM locked JOIN p ON p.id = locked.id
+                       WHERE locked.generation <> p.generation) AS ok
+), bumped AS (
+    UPDATE resource_providers SET generation = generation + 1
+    WHERE (SELECT ok FROM hit) AND id IN (SELECT id FROM locked)
 ), replaced AS (
     DELETE FROM allocations a USING resource_providers rp
     WHERE (SELECT ok FROM hit) AND a.consumer_id = ANY(:w_uuids ::varchar[])
@@ -134,11 +147,8 @@ _UNDEFINED_PREPARED_STATEMENT = "26000"
 
 
 def try_write(conn: sa.Connection, writes: Sequence[t.AllocationWrite]) -> bool:
-    """Write ``writes`` in one statement if it surely succeeds.
-
-    False when it declined: then nothing of it may be kept, and the caller
-    rolls back the transaction and runs the general write.
-    """
+    """Write ``writes`` in one statement if it surely succeeds (``conn``
+    in autocommit mode); False when it declined and wrote nothing."""
     params: dict[str, list] = {k: [] for k in (
         "w_uuids", "w_gens", "w_projects", "w_users", "w_types", "w_holds",
         "r_consumers", "r_providers", "r_classes", "r_used")}
@@ -166,7 +176,12 @@ def try_write(conn: sa.Connection, writes: Sequence[t.AllocationWrite]) -> bool:
             info.pop(_PREPARED, None)
             return False
         raise
-    if not (written and swapped):
+    if not written:
+        return False
+    if not swapped:
+        # Excluded above (see the module docstring); said loudly if not.
+        LOG.error("one-statement allocation write of %s: a consumer generation moved after "
+                  "its providers were locked", ", ".join(w.consumer_uuid for w in writes))
         return False
     if LOG.isEnabledFor(logging.INFO):
         _log_changes(writes, replaced, names)

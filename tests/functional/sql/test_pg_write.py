@@ -105,6 +105,20 @@ def test_a_provider_over_capacity_is_left_to_the_general_write(backend, calls):
     assert backend.get_provider_allocations(provider) == {mine: {"VCPU": 3}}
 
 
+def test_a_consumer_that_holds_nothing_is_left_to_the_general_write(backend, calls):
+    # Only the providers a consumer holds guard its generation in the
+    # statement; a consumer row without allocations has none.
+    provider = _provider(backend)
+    mine = _new()
+    with backend.engine.begin() as conn:
+        conn.execute(sa.text("INSERT INTO consumers (uuid, project_id, user_id, generation) "
+                             "VALUES (:u, 'p', 'u', 3)"), {"u": mine})
+    _claim(backend, mine, {provider: {"VCPU": 2}}, generation=3)
+    assert calls == ["declined", "general"]
+    got = backend.get_consumer_allocations(mine)
+    assert (got.allocations, got.generation) == ({provider: {"VCPU": 2}}, 4)
+
+
 def _blocked_on_a_lock(engine, deadline=30.0) -> None:
     began = time.monotonic()
     with engine.connect() as conn:
@@ -150,8 +164,8 @@ def test_a_provider_bumped_meanwhile_is_declined_and_written_by_the_general_writ
         backend, "UPDATE resource_providers SET generation = generation + 1 WHERE uuid = :u",
         {"u": provider}, lambda: _claim(backend, mine, {provider: {"VCPU": 2}}))
     assert outcome == [None]
-    # The statement's compare-and-swap missed after the rival's commit; the
-    # general write re-read and wrote.
+    # Holding the lock, the statement found the generation moved since its
+    # snapshot and wrote nothing; the general write re-read and wrote.
     assert calls == ["declined", "general"]
     assert backend.get_provider_allocations(provider) == {mine: {"VCPU": 2}}
     assert backend.get_provider(provider).generation == 1 + 1 + 1  # inventory, rival, mine
@@ -165,8 +179,9 @@ def test_a_consumer_created_meanwhile_is_a_consumer_conflict(backend, calls):
         "VALUES (:u, 'p', 'u', 1)", {"u": mine},
         lambda: _claim(backend, mine, {provider: {"VCPU": 2}}))
     assert isinstance(outcome[0], errors.ConsumerGenerationConflict)
-    # The statement met the rival's row (a unique violation) and was rolled
-    # back; the general write found the consumer and named the conflict.
+    # The statement failed on the rival's row (a unique violation), so none
+    # of it stayed; the general write found the consumer and named the
+    # conflict.
     assert calls == ["general"]
     assert backend.get_provider(provider).generation == 1
     assert backend.get_provider_allocations(provider) == {}
