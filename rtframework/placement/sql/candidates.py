@@ -178,14 +178,16 @@ def _matching_roots_statement(
     )
 
 
-@functools.lru_cache(maxsize=256)
-def _without_exists_to_in(stmt: sa.Select, dialect: sa.Dialect) -> tuple[str, dict]:
+def _without_exists_to_in(conn: sa.Connection, stmt: sa.Select, params: dict) -> list[int]:
     """MariaDB turns the per-root EXISTS clauses into IN subqueries that it
     materializes over the whole cloud (0.3 s at 10,000 providers), so a
     limited search runs with that rewrite off for its one statement."""
-    compiled = stmt.compile(dialect=dialect, compile_kwargs={"render_postcompile": True})
-    return ("SET STATEMENT optimizer_switch='exists_to_in=off' FOR " + str(compiled),
-            dict(compiled.params))
+    state = stmt.compile(dialect=conn.dialect).construct_expanded_state(params)
+    values = state.parameters
+    if conn.dialect.positional:
+        values = tuple(values[name] for name in state.positiontup)
+    sql = "SET STATEMENT optimizer_switch='exists_to_in=off' FOR " + state.statement
+    return [row[0] for row in conn.exec_driver_sql(sql, values)]
 
 
 def _roots(conn: sa.Connection, query: t.CandidateQuery, tree_root: int | None, after: int,
@@ -198,8 +200,7 @@ def _roots(conn: sa.Connection, query: t.CandidateQuery, tree_root: int | None, 
         stmt = _roots_statement(*shape, conn.dialect.name)
         params = {**params, "after": after, "batch": batch}
         if getattr(conn.dialect, "is_mariadb", False):
-            sql, defaults = _without_exists_to_in(stmt, conn.dialect)
-            return [row[0] for row in conn.exec_driver_sql(sql, {**defaults, **params})]
+            return _without_exists_to_in(conn, stmt, params)
         return list(conn.execute(stmt, params).scalars())
     # Unlimited: called once, so ``after`` is 0.
     return list(conn.execute(_matching_roots_statement(*shape), params).scalars())
