@@ -36,7 +36,7 @@ from rtframework.compute import values as v
 from rtframework.compute.store import ComputeStore, sync_schema
 from rtframework.placement.backend import load_backend
 from rtframework.placement.sql import backend as sql_backend
-from rtframework.simulate import chaos, ops
+from rtframework.simulate import chaos, ops, spread
 from rtframework.simulate.hosts import Faults, Host, Settings, build_conf, process_main
 from rtframework.simulate.monitor import Monitor, Observations
 
@@ -55,6 +55,9 @@ class Options:
     chaos: bool = False
     database_url: str | None = None
     state_path: str | None = None
+    # Host i names the i % n-th host of a multi-host database URL first
+    # (the multi-writer set-up of a Galera cluster; see simulate.spread).
+    spread_hosts: bool = False
     recheck_delay: float = 0.3
     check_interval: float = 0.1
     # Pause between two periodic runs of a host thread: SQLite has one
@@ -152,6 +155,8 @@ class Soak:
         if options.database_url and options.database_url.startswith("sqlite") \
                 and options.processes:
             raise ValueError("process mode needs PostgreSQL or MySQL, not SQLite")
+        if options.spread_hosts:
+            spread.check(options.database_url)
         self.options = options
         self.seed = options.seed if options.seed is not None else random.randrange(2**31)
         self.rng = random.Random(self.seed)
@@ -233,6 +238,13 @@ class Soak:
                   if f not in found]
         self.result.final = found
 
+    def _host_settings(self, name: str) -> Settings:
+        settings = _no_sync(self.settings)
+        if not self.options.spread_hosts:
+            return settings
+        return spread.host_settings(settings, self.options.database_url,
+                                    self.names.index(name))
+
     def _record(self, op: ops.Op, outcome: str,
                 progress: Callable[[ops.Op, str], None] | None) -> None:
         self.result.ops.append(op)
@@ -247,7 +259,7 @@ class Soak:
         conflicts = _Counter()
         faults = Faults(self.options.db_fault_rate if self.options.chaos else 0.0, self.seed)
         drivers: dict = {}
-        hosts = {name: Host(build_conf(_no_sync(self.settings)), name, conflicts, faults,
+        hosts = {name: Host(build_conf(self._host_settings(name)), name, conflicts, faults,
                             drivers) for name in self.names}
         for host in hosts.values():
             host.periodic()
@@ -375,7 +387,7 @@ class Soak:
         self._results[name] = self._mp.Queue()
         proc = self._mp.Process(
             target=process_main, name=f"rtf-{name}",
-            args=(_no_sync(self.settings), name, self._inboxes[name], self._results[name],
+            args=(self._host_settings(name), name, self._inboxes[name], self._results[name],
                   self._conflicts, self._faults, self.options.quiet_hosts,
                   self.options.periodic_pause, os.getpid()),
             daemon=True)
