@@ -33,6 +33,7 @@ import prettytable
 
 from rtframework import db
 from rtframework.compute import models as compute_models
+from rtframework.compute.store import ComputeStore
 from rtframework.placement.sql import models as placement_models
 from rtframework.simulate import ops, report, runner
 from tests.fixtures import galera
@@ -128,6 +129,71 @@ class NodeKiller:
         self.outage.waited += time.monotonic() - began
 
 
+class FreezeProbe:
+    """A commit and a causal read through every node, every 0.1 s, in a
+    database of its own: when and for how long each node could not commit
+    (a node leaving or joining freezes the whole cluster for a while)."""
+
+    SLOW = 0.25  # seconds; a beat slower than this is a freeze
+
+    def __init__(self, cluster: galera.GaleraCluster) -> None:
+        self.cluster = cluster
+        self.database = f"rtf_probe_{uuid.uuid4().hex[:8]}"
+        self.freezes: list[tuple[int, float, float]] = []  # (node, start, seconds)
+        self.commits = [0] * len(cluster.nodes)
+        self._stop = threading.Event()
+        self._threads: list[threading.Thread] = []
+
+    def start(self) -> None:
+        self.cluster.create_database(self.database)
+        with self._connect(0) as conn:
+            conn.cursor().execute("CREATE TABLE beat (node INT PRIMARY KEY, n INT)")
+        self._threads = [threading.Thread(target=self._beat, args=(i,), daemon=True)
+                         for i in range(len(self.cluster.nodes))]
+        for thread in self._threads:
+            thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        for thread in self._threads:
+            thread.join()
+        self.cluster.drop_database(self.database)
+
+    @contextlib.contextmanager
+    def _connect(self, index: int):
+        import pymysql
+
+        conn = pymysql.connect(host="127.0.0.1", port=self.cluster.nodes[index].port,
+                               user="root", database=self.database, autocommit=True,
+                               connect_timeout=2)
+        try:
+            yield conn
+        finally:
+            conn.close()
+
+    def _beat(self, index: int) -> None:
+        while not self._stop.is_set():
+            began = time.monotonic()
+            try:
+                with self._connect(index) as conn, conn.cursor() as cur:
+                    cur.execute("SET SESSION wsrep_sync_wait = 1")
+                    while not self._stop.wait(0.1):
+                        began = time.monotonic()
+                        cur.execute("INSERT INTO beat VALUES (%s, 1) "
+                                    "ON DUPLICATE KEY UPDATE n = n + 1", (index,))
+                        self.commits[index] += 1
+                        cur.execute("SELECT n FROM beat WHERE node = %s", (index,))
+                        cur.fetchall()
+                        if time.monotonic() - began > self.SLOW:
+                            self.freezes.append((index, began, time.monotonic() - began))
+            except Exception:  # the node is down or not ready: not a freeze
+                self._stop.wait(0.2)
+
+    def longest(self, index: int, start: float, end: float) -> float:
+        return max((s for i, b, s in self.freezes if i == index and start <= b < end),
+                   default=0.0)
+
+
 def schedule(operations: int, node: int) -> Outage:
     """Kill after a third, restart a sixth later, rejoined a sixth before the end."""
     if operations < 6:
@@ -163,6 +229,9 @@ class SoakOutcome:
     # Transactions each node committed for its own clients during the run
     # (None for the restarted node: its counter starts again at 0).
     local_commits: list[int | None]
+    probe: FreezeProbe | None = None
+    # With violations: the recorded history of the instances involved.
+    history: str = ""
 
 
 def soak_with_outage(cluster: galera.GaleraCluster, database: str,
@@ -175,18 +244,55 @@ def soak_with_outage(cluster: galera.GaleraCluster, database: str,
     opts = runner.Options(**{**options.__dict__, "database_url": url, "processes": True,
                              "chaos": True, "spread_hosts": True})
     commits = [_commits(n) for n in cluster.nodes]
+    probe = FreezeProbe(cluster)
+    probe.start()
     try:
         result = runner.Soak(opts).run(killer)
     finally:
         killer.join()
+        probe.stop()
     contents = node_contents(cluster, database)
+    history = _history(url, result, outage, probe) if result.violations else ""
     return SoakOutcome(
-        result=result, outage=outage,
+        result=result, outage=outage, probe=probe, history=history,
         nodes_agree=all(c == contents[0] for c in contents),
         node_states=[n.status("wsrep_local_state_comment") or "down" for n in cluster.nodes],
         cluster_sizes=[int(n.status("wsrep_cluster_size") or 0) for n in cluster.nodes],
-        local_commits=[None if i == node else _commits(n) - commits[i]
+        local_commits=[None if i == node else _commits(n) - commits[i] - probe.commits[i]
                        for i, n in enumerate(cluster.nodes)])
+
+
+def _history(url: str, result: runner.Result, outage: Outage, probe: FreezeProbe) -> str:
+    """Allocation changes and migrations of every instance a violation
+    names, times in seconds from the node's kill."""
+    store = ComputeStore(db.create_engine(url, pool_size=1, max_overflow=0))
+    offset = time.time() - time.monotonic()
+    killed = (outage.killed_at or 0.0) + offset
+    rejoined = (outage.rejoined_at or 0.0) - (outage.killed_at or 0.0)
+    lines = [f"times from the kill of node{outage.node}; restarted at "
+             f"{(outage.restarted_at or 0.0) - (outage.killed_at or 0.0):.2f}, "
+             f"rejoined at {rejoined:.2f}"]
+    for index, began, seconds in probe.freezes:
+        lines.append(f"{began - (outage.killed_at or 0.0):8.2f} node{index} froze {seconds:.2f} s")
+    try:
+        for when, host, kind in result.observations.violation_marks:
+            lines.append(f"{when - (outage.killed_at or 0.0):8.2f} {kind} seen ({host})")
+        consumers = set()
+        for finding in result.violations:
+            consumers.add(finding.consumer_uuid)
+            for m in store.list_migrations():
+                if finding.consumer_uuid in (m.uuid, m.instance_uuid):
+                    consumers |= {m.uuid, m.instance_uuid}
+                    lines.append(f"migration {m.uuid} of {m.instance_uuid}: {m.migration_type} "
+                                 f"{m.source_host} -> {m.dest_host} {m.status}")
+        changes = [c for c in store.list_allocation_history() if c.consumer_uuid in consumers]
+        for c in changes:
+            lines.append(f"{c.created_at.timestamp() - killed:8.2f} {c.who} "
+                         f"{c.consumer_uuid[:8]} on {c.provider_uuid[:8]}: "
+                         f"{c.before} -> {c.after} ({c.why})")
+    finally:
+        store.close()
+    return "\n".join(lines)
 
 
 def _commits(node: galera.Node) -> int:
@@ -205,6 +311,7 @@ def outage_table(outcome: SoakOutcome) -> str:
             ("seconds from restart to rejoined",
              "did not rejoin" if seconds is None else f"{seconds:.1f}"),
             ("seconds the soak waited for the rejoin", f"{out.waited:.1f}"),
+            *_freeze_rows(outcome),
             ("node states at the end", ", ".join(outcome.node_states)),
             ("cluster size seen by each node", ", ".join(map(str, outcome.cluster_sizes))),
             ("transactions committed through each node",
@@ -214,6 +321,21 @@ def outage_table(outcome: SoakOutcome) -> str:
     if out.failure:
         table.add_row(("failure", out.failure))
     return table.get_string()
+
+
+def _freeze_rows(outcome: SoakOutcome) -> list[tuple[str, str]]:
+    out, probe = outcome.outage, outcome.probe
+    if probe is None or out.killed_at is None:
+        return []
+    others = [i for i in range(len(probe.cluster.nodes)) if i != out.node]
+    restarted = out.restarted_at or out.killed_at
+    rejoined = out.rejoined_at or float("inf")
+
+    def longest(start: float, end: float) -> str:
+        return ", ".join(f"node{i} {probe.longest(i, start, end):.1f}" for i in others)
+
+    return [("longest commit freeze after the kill (s)", longest(out.killed_at, restarted)),
+            ("longest commit freeze while it rejoined (s)", longest(restarted, rejoined))]
 
 
 def passed(outcome: SoakOutcome) -> bool:
@@ -271,6 +393,8 @@ def main(argv: list[str] | None = None) -> int:
     if result.violations:
         print(report.violations_table(result))
     print(outage_table(outcome))
+    if outcome.history:
+        print(outcome.history)
     print(f"total {time.monotonic() - began:.0f} s (cluster start included), "
           f"load average at the end {os.getloadavg()[0]:.1f}")
     return 0 if passed(outcome) else 1
