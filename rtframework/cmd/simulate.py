@@ -37,7 +37,7 @@ class Simulate(Command):
         parser.add_argument("--chaos", action="store_true",
                             help="Inject faults: SIGKILL and restart host processes "
                             "(with --processes), failing database statements, "
-                            "concurrent generation bumps.")
+                            "concurrent generation bumps, host outages.")
         parser.add_argument("--database-url",
                             help="Database for records and placement (default: "
                             "[database] connection of the configuration; thread mode "
@@ -60,6 +60,14 @@ class Simulate(Command):
         parser.add_argument("--db-fault-rate", type=float, default=defaults.db_fault_rate,
                             help="Share of a host's SQL statements that fail like a "
                             "dropped connection (chaos; default %(default)s).")
+        parser.add_argument("--outage-rate", type=float, default=defaults.outage_rate,
+                            help="Chance before each operation that a host stops reporting "
+                            "until it counts as down, has its instances evacuated and "
+                            "comes back (chaos; default %(default)s; 0: none).")
+        parser.add_argument("--service-down-time", type=int,
+                            default=defaults.service_down_time,
+                            help="Seconds without a heartbeat after which a host is down, "
+                            "when outages are on (default %(default)s).")
         parser.add_argument("--recheck-delay", type=float, default=defaults.recheck_delay,
                             help="Seconds before a finding is re-checked (default "
                             "%(default)s); only findings seen twice count.")
@@ -87,6 +95,8 @@ class Simulate(Command):
             chaos=parsed_args.chaos, database_url=url, spread_hosts=parsed_args.spread_hosts,
             recheck_delay=parsed_args.recheck_delay,
             kill_rate=parsed_args.kill_rate, db_fault_rate=parsed_args.db_fault_rate,
+            outage_rate=parsed_args.outage_rate,
+            service_down_time=parsed_args.service_down_time,
             periodic_pause=parsed_args.periodic_pause,
             check_interval=parsed_args.check_interval,
             quiet_hosts=self.app.options.verbose_level <= 1)

@@ -95,6 +95,13 @@ class Host:
                 LOG.warning("reconcile of %s failed (attempt %d): %s", self.name, attempt + 1,
                             exc)
 
+    def heartbeat(self) -> None:
+        """Report alive, as the agent does between its periodic runs."""
+        try:
+            self.store.heartbeat(self.name)
+        except ops.EXPECTED as exc:
+            LOG.warning("heartbeat of %s failed: %s", self.name, exc)
+
     def periodic(self) -> None:
         with self.pass_lock, history.recording(self.store, self.name):
             try:
@@ -137,6 +144,12 @@ class Host:
         self.store.close()  # the same engine again when shared: harmless
 
 
+def heartbeat_interval(down_after: float) -> float:
+    """Seconds between two heartbeats: well within service_down_time, as
+    ``rtf compute run`` beats, so a busy host is not taken for dead."""
+    return max(0.5, down_after / 4)
+
+
 def _exit_with(parent: int) -> None:
     """End this host when the soak that started it is gone (a fork server's
     children outlive their real parent otherwise)."""
@@ -149,7 +162,8 @@ def _exit_with(parent: int) -> None:
 
 
 def process_main(settings: Settings, name: str, inbox, results, conflicts, faults: Faults,
-                 quiet: bool, pause: float = 0.0, parent: int | None = None) -> None:
+                 quiet: bool, pause: float = 0.0, parent: int | None = None,
+                 beat: float | None = None) -> None:
     """A host process: reconcile, then periodic runs and operations until told to stop."""
     if parent is not None:
         threading.Thread(target=_exit_with, args=(parent,), daemon=True).start()
@@ -173,7 +187,12 @@ def process_main(settings: Settings, name: str, inbox, results, conflicts, fault
                 results.put(("periodic", name, host.passes))
             stop.wait(pause)
 
+    def heartbeats() -> None:
+        while beat is not None and not stop.wait(beat):
+            host.heartbeat()
+
     threading.Thread(target=loop, name=f"periodic-{name}", daemon=True).start()
+    threading.Thread(target=heartbeats, name=f"heartbeat-{name}", daemon=True).start()
     env = ops.HostEnv(host.ctx, {name: host.tracker})
     while True:
         op = inbox.get()

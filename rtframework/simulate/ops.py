@@ -37,9 +37,12 @@ BOOT, DELETE, MIGRATE, RESIZE = "boot", "delete", "migrate", "resize"
 SAME_HOST_RESIZE, LIVE, LIVE_FAIL = "same-host resize", "live migrate", "failed live migrate"
 EVACUATE, CONFIRM, REVERT = "evacuate", "confirm", "revert"
 SHELVE, UNSHELVE, DELETE_MID_MOVE = "shelve offload", "unshelve", "delete mid-move"
+# Evacuating an instance of a host that stopped reporting for longer than
+# service_down_time (chosen by rtframework.simulate.outages, never at random).
+OUTAGE_EVACUATE = "evacuate (host outage)"
 
 KINDS = (BOOT, DELETE, MIGRATE, RESIZE, SAME_HOST_RESIZE, LIVE, LIVE_FAIL, EVACUATE,
-         CONFIRM, REVERT, SHELVE, UNSHELVE, DELETE_MID_MOVE)
+         CONFIRM, REVERT, SHELVE, UNSHELVE, DELETE_MID_MOVE, OUTAGE_EVACUATE)
 
 # Operations whose host may be killed while they run: all of them. The
 # restarted host's startup recovery finishes or undoes each
@@ -62,7 +65,7 @@ class Op:
     executor: str  # the host that runs it (whose process, in process mode)
     instance: str | None = None
     migration: str | None = None
-    target: str | None = None  # destination / boot host / host to evacuate to
+    target: str | None = None  # destination / boot host / the down source (evacuations)
     flavor: v.Flavor | None = None
     variant: int = 0  # which way a two-way operation goes (delete mid-move)
 
@@ -105,7 +108,7 @@ def choose(rng: random.Random, number: int, view: View) -> Op:
     crowded = len([i for i in live_ones if i.vm_state != v.SHELVED_OFFLOADED]) \
         > 3 * len(view.hosts)
     kinds = []
-    for kind in KINDS:
+    for kind in WEIGHTS:
         weight = WEIGHTS[kind]
         if kind == BOOT:
             weight = 0.6 if crowded else weight
@@ -220,5 +223,7 @@ def _run(op: Op, env: HostEnv) -> None:
             evacuate.evacuate(ctx, uuid, to_host=op.executor)
         finally:
             env.host_up(source)
+    elif kind == OUTAGE_EVACUATE:  # the source is down already
+        evacuate.evacuate(ctx, uuid, to_host=op.executor)
     else:
         raise ValueError(f"unknown operation {kind!r}")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import prettytable
 
-from rtframework.simulate import ops, spread
-from rtframework.simulate.runner import Result
+from rtframework.simulate import dbnodes, ops
+from rtframework.simulate.options import Result
 
 OUTCOMES = ("ok", "refused", "fault", "interrupted", "error")
 # Column titles: a fault is a dropped database connection under the
@@ -71,11 +71,19 @@ def _summary(result: Result) -> prettytable.PrettyTable:
              ", ".join(f"{kind} {n}" for kind in ops.KINDS
                        if (n := result.outcomes.get((kind, "interrupted"), 0)))
              or "none"),
+            ("host outages (no heartbeat for longer than service_down_time)",
+             f"{result.outages} ({result.outage_returns} came back; "
+             f"service_down_time {opts.down_after}s)" if opts.outages else "off"),
+            ("evacuations during outages",
+             ", ".join(f"{title} {n}" for out, title in zip(OUTCOMES, TITLES, strict=True)
+                       if (n := result.outcomes.get((ops.OUTAGE_EVACUATE, out), 0)))
+             or "none"),
+            ("evacuations cleaned up by the returning host", result.outage_cleaned),
             ("findings about a host being restarted (left to its restart)",
              ", ".join(f"{k} {n}" for k, n in sorted(result.transient.items())) or "none"),
         ]
     if opts.spread_hosts:
-        nodes = len(spread.database_hosts(opts.database_url))
+        nodes = len(dbnodes.database_hosts(opts.database_url))
         rows.insert(2, ("database nodes", f"{nodes}, host i writes through node i mod {nodes}"))
     for row in rows:
         table.add_row(row)
@@ -146,6 +154,10 @@ def _figure(result: Result):
             ax.plot(times, share, color=_COLOURS[rc], linewidth=0.9, label=rc)
             ax.fill_between(times, held, share, color=_COLOURS[rc], alpha=0.25, linewidth=0)
         ax.axhline(100, color="grey", linewidth=0.8, linestyle=":")
+        for began, ended, out in result.outage_marks:
+            if out == host:
+                ax.axvspan(began - result.started_at,
+                           (ended or began) - result.started_at, color="grey", alpha=0.3)
         for at, killed in result.kill_marks:
             if killed == host:
                 ax.axvline(at - result.started_at, color="red", linewidth=0.7, alpha=0.7)
@@ -165,6 +177,7 @@ def _figure(result: Result):
     figure.suptitle(
         f"{len(result.ops)} operations on {result.options.hosts} hosts (seed {result.seed}): "
         f"used / capacity; band = held for moves in flight; red = host killed; "
+        f"grey = host out; "
         f"x = violation", fontsize="small", x=0.01, ha="left")
     figure.tight_layout(rect=(0, 0, 1, 0.93))
     return figure, pyplot

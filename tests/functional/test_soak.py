@@ -81,6 +81,59 @@ def test_process_soak_with_kills_and_faults_ends_clean(database_url):
     assert result.observations.passes > 0 and result.observations.errors == 0
 
 
+def _evacuations(result: runner.Result, outcome: str) -> int:
+    return result.outcomes.get((ops.OUTAGE_EVACUATE, outcome), 0)
+
+
+def test_host_outages_evacuate_through_the_preconditions_and_the_host_cleans_up(
+        database_url, monkeypatch):
+    """A host stops reporting; once it counts as down its instances are
+    evacuated; it comes back and its restart recovery closes every
+    evacuation (no database faults here, so every return recovers)."""
+    from rtframework.moves import evacuate
+
+    real = evacuate.evacuate
+    sources_up = []
+
+    def watched(ctx, instance_ref, *, to_host=None):
+        instance = ctx.store.get_instance(instance_ref)
+        sources_up.append(ctx.store.is_host_up(instance.host, ctx.conf.service_down_time))
+        return real(ctx, instance_ref, to_host=to_host)
+
+    monkeypatch.setattr(evacuate, "evacuate", watched)
+    result = _soak(hosts=4, operations=120, seed=21, chaos=True, db_fault_rate=0.0,
+                   outage_rate=0.08, service_down_time=1, database_url=database_url)
+    assert result.outages > 0
+    assert result.outage_returns == result.outages
+    assert {start for start, _, _ in result.outage_marks} and \
+        all(end is not None for _, end, _ in result.outage_marks)
+    done = _evacuations(result, "ok")
+    assert done > 0
+    assert result.outage_cleaned == done  # the returning host removed every source half
+    # Nothing forced the outage hosts down: their heartbeat aged.
+    assert sources_up and not any(sources_up)
+    assert result.violations == []
+    assert result.errors == 0
+
+
+def test_without_chaos_no_host_goes_out():
+    result = _soak(hosts=3, operations=30, seed=11, outage_rate=0.5)
+    assert result.outages == 0
+    assert _evacuations(result, "ok") + _evacuations(result, "refused") == 0
+
+
+@pytest.mark.skipif(databases.selected_engine() == "sqlite",
+                    reason="process mode shares PostgreSQL or MySQL between host processes")
+@pytest.mark.slow
+def test_process_soak_with_host_outages_ends_clean(database_url):
+    result = _soak(hosts=4, operations=40, seed=8, processes=True, chaos=True,
+                   database_url=database_url, outage_rate=0.1, service_down_time=1)
+    assert result.outages > 0
+    assert result.outage_returns == result.outages
+    assert result.violations == []
+    assert result.errors == 0
+
+
 def test_rtf_simulate_prints_tables_writes_a_plot_and_exits_zero(tmp_path, capsys):
     root = logging.getLogger()
     handlers = list(root.handlers)
@@ -95,6 +148,13 @@ def test_rtf_simulate_prints_tables_writes_a_plot_and_exits_zero(tmp_path, capsy
     assert code == 0, out
     assert "violations after the final restart | 0" in out
     assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_bad_outage_settings_are_refused():
+    with pytest.raises(ValueError, match="service-down-time"):
+        runner.Soak(runner.Options(chaos=True, service_down_time=0))
+    with pytest.raises(ValueError, match="outage-rate"):
+        runner.Soak(runner.Options(chaos=True, outage_rate=-1))
 
 
 def test_process_mode_refuses_sqlite():

@@ -1,18 +1,30 @@
-"""Hosts spread over the nodes of a multi-host database URL.
+"""A soak over a database of several nodes (a Galera cluster).
 
-A URL naming several hosts (``?host=db1:3306&host=db2:3306&...``, see
-:mod:`rtframework.mysql_engine`) connects to the first one that serves.
-The multi-writer set-up of a Galera cluster has each compute host name its
-nearest node first; the soak imitates it by giving host ``i`` the URL
-rotated so that its ``i % n``-th host comes first (the others follow in
+Spreading: a URL naming several hosts (``?host=db1:3306&host=db2:3306``,
+see :mod:`rtframework.mysql_engine`) connects to the first one that
+serves. The multi-writer set-up of a Galera cluster has each compute host
+name its nearest node first; the soak imitates it by giving host ``i`` the
+URL rotated so that its ``i % n``-th host comes first (the others follow in
 order, so a host fails over to the next node when its own one dies).
+
+Riding out a node's loss: the soak's own reads and writes of the records
+(choosing operations, marking hosts down) go through :class:`Steady`,
+which re-runs a call whose connection was cut, so a node killed under the
+soak ends none of its bookkeeping (the hosts have their own retries).
 """
 
 from __future__ import annotations
 
+import logging
+import time
+from collections.abc import Callable
+from typing import Any
+
 import sqlalchemy as sa
 
 from rtframework import mysql_engine
+
+LOG = logging.getLogger(__name__)
 
 
 def database_hosts(url: str) -> list[str]:
@@ -66,3 +78,36 @@ def host_settings(settings: list, url: str, index: int) -> list:
     """``settings`` with both database connections of host ``index`` spread."""
     own = url_for(url, index)
     return [*settings, ("database", "connection", own), ("placement_database", "connection", own)]
+
+
+class Steady:
+    """Forwards to ``wrapped``; a call that fails because its database
+    connection went away (OperationalError, InterfaceError) is re-run,
+    for up to ``seconds`` (a Galera cluster freezes for several seconds
+    while it drops a dead node)."""
+
+    def __init__(self, wrapped: Any, seconds: float = 60.0, pause: float = 0.2) -> None:
+        self.wrapped = wrapped
+        self._seconds = seconds
+        self._pause = pause
+
+    def __getattr__(self, name: str) -> Any:
+        attr = getattr(self.wrapped, name)
+        if name.startswith("_") or not callable(attr):
+            return attr
+
+        def steady(*args: Any, **kwargs: Any) -> Any:
+            return self.call(lambda: attr(*args, **kwargs), name)
+
+        return steady
+
+    def call(self, fn: Callable[[], Any], what: str = "call") -> Any:
+        deadline = time.monotonic() + self._seconds
+        while True:
+            try:
+                return fn()
+            except (sa.exc.OperationalError, sa.exc.InterfaceError) as exc:
+                if time.monotonic() >= deadline:
+                    raise
+                LOG.warning("%s lost its database connection (%s); again", what, exc.orig)
+                time.sleep(self._pause)

@@ -1,0 +1,49 @@
+"""Allocation reads: what a consumer holds, what a provider has given out.
+
+(The writes are in ``allocations``.)
+"""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+
+from rtframework import db
+from rtframework.placement import types as t
+from rtframework.placement import validation
+from rtframework.placement.sql import allocations as alloc
+from rtframework.placement.sql import models as m
+from rtframework.placement.sql import queries
+from rtframework.placement.sql.dberrors import translated
+
+
+def of_consumer(engine: sa.Engine, consumer_uuid: str) -> t.ConsumerAllocations:
+    """An unknown consumer holds nothing and has generation None."""
+    consumer_uuid = validation.normalize_uuid(consumer_uuid, "consumer uuid")
+    c = m.consumers
+    with translated(), db.read(engine) as conn:
+        row = conn.execute(sa.select(c).where(c.c.uuid == consumer_uuid)).first()
+        held = alloc.consumer_allocations(conn, [consumer_uuid]).get(consumer_uuid, {})
+    if row is None:
+        return t.ConsumerAllocations(consumer_uuid=consumer_uuid, allocations={})
+    return t.ConsumerAllocations(
+        consumer_uuid=consumer_uuid,
+        allocations={p: dict(r) for p, r in held.items()},
+        generation=row.generation, project_id=row.project_id, user_id=row.user_id,
+        consumer_type=row.consumer_type,
+    )
+
+
+def of_provider(engine: sa.Engine, uuid: str) -> dict[str, dict[str, int]]:
+    """consumer uuid -> class -> amount, on this provider."""
+    uuid = validation.normalize_uuid(uuid, "provider uuid")
+    a = m.allocations
+    found: dict[str, dict[str, int]] = {}
+    with translated(), db.read(engine) as conn:
+        row = queries.provider_row(conn, uuid)
+        for consumer, rc, used in conn.execute(
+            sa.select(a.c.consumer_id, a.c.resource_class, a.c.used)
+            .where(a.c.resource_provider_id == row.id).order_by(a.c.id)
+        ):
+            per = found.setdefault(consumer, {})
+            per[rc] = per.get(rc, 0) + used
+    return found
