@@ -10,6 +10,12 @@ started again a sixth later, and has rejoined (``wsrep_ready``, cluster
 size 3) before the last sixth begins (the soak waits for it there if
 needed). Afterwards every node must hold the same rows in every table.
 
+A node leaving (its death noticed after ``evs.suspect_timeout``, 5 s) or
+joining freezes every commit and causal read of the cluster for seconds;
+an operation caught half-way stays half-way that long. The checker only
+counts a finding it sees again ``recheck_delay`` later, so on Galera that
+delay must be longer than the longest freeze: :data:`RECHECK_DELAY`.
+
 Printed: the soak's tables, then the outage: the operations done before
 the kill, while the node was down (killed, then joining), and after it
 rejoined; the seconds it took to rejoin; whether the nodes agree.
@@ -37,6 +43,10 @@ from rtframework.compute.store import ComputeStore
 from rtframework.placement.sql import models as placement_models
 from rtframework.simulate import ops, report, runner
 from tests.fixtures import galera
+
+# Longer than the freeze after a node's death (evs.suspect_timeout 5 s,
+# measured 6.1-6.6 s here under load) and than a join's (up to 2.2 s).
+RECHECK_DELAY = 8.0
 
 
 @dataclass
@@ -368,6 +378,9 @@ def main(argv: list[str] | None = None) -> int:
                         "of the soak's own URL and of hosts 0, 3, ...)")
     parser.add_argument("--kill-rate", type=float, default=defaults.kill_rate)
     parser.add_argument("--periodic-pause", type=float, default=defaults.periodic_pause)
+    parser.add_argument("--recheck-delay", type=float, default=RECHECK_DELAY,
+                        help="seconds before the checker confirms a finding (default "
+                        "%(default)s: longer than the cluster's freeze when a node leaves)")
     args = parser.parse_args(argv)
     reason = galera.missing()
     if reason:
@@ -376,7 +389,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.ERROR)
     options = runner.Options(hosts=args.hosts, operations=args.operations, seed=args.seed,
                              kill_rate=args.kill_rate, periodic_pause=args.periodic_pause,
-                             progress=False)
+                             recheck_delay=args.recheck_delay, progress=False)
     began = time.monotonic()
     with _cluster() as cluster:
         database = f"rtf_soak_{uuid.uuid4().hex[:12]}"

@@ -23,7 +23,7 @@ def cluster(db_engine_name):
 @pytest.mark.slow
 def test_chaos_soak_survives_a_node_killed_and_restarted_mid_run(cluster, database_url):
     options = runner.Options(hosts=3, operations=36, seed=2112, progress=False,
-                             kill_rate=0.1)
+                             kill_rate=0.1, recheck_delay=galera_soak.RECHECK_DELAY)
     outcome = galera_soak.soak_with_outage(cluster, sa.make_url(database_url).database,
                                            options, node=0)
     result, outage = outcome.result, outcome.outage
