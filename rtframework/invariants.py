@@ -40,6 +40,7 @@ its finding changes or disappears; a real violation stays put.
 from __future__ import annotations
 
 import datetime
+import functools
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -108,8 +109,18 @@ class Snapshot:
     read_at: datetime.datetime | None = None
 
     def moves_of(self, instance_uuid: str) -> list[v.Migration]:
-        return [m for m in self.migrations.values()
-                if m.instance_uuid == instance_uuid and not m.finished]
+        """The instance's unfinished migrations, in the order read."""
+        return list(self._unfinished_by_instance.get(instance_uuid, ()))
+
+    @functools.cached_property
+    def _unfinished_by_instance(self) -> dict[str, list[v.Migration]]:
+        # Built once: the checks ask for every instance, and a long soak
+        # keeps thousands of migration records.
+        index: dict[str, list[v.Migration]] = {}
+        for migration in self.migrations.values():
+            if not migration.finished:
+                index.setdefault(migration.instance_uuid, []).append(migration)
+        return index
 
 
 def take_snapshot(backend: PlacementBackend, store: ComputeStore) -> Snapshot:

@@ -183,9 +183,13 @@ def get_migration_of(ctx: MoveContext, uuid: str, migration_type: str) -> v.Migr
     """A migration that must be of ``migration_type``."""
     migration = get_migration(ctx, uuid)
     if migration.migration_type != migration_type:
-        raise errors.MoveError(f"migration {migration.uuid} is a {migration.migration_type}, "
-                               f"not a {migration_type}")
+        raise errors.MoveError(f"migration {migration.uuid} is {_a(migration.migration_type)}, "
+                               f"not {_a(migration_type)}")
     return migration
+
+
+def _a(kind: str) -> str:
+    return f"{'an' if kind[0] in 'aeiou' else 'a'} {kind}"
 
 
 def begin(

@@ -164,7 +164,8 @@ def _exit_with(parent: int) -> None:
 def process_main(settings: Settings, name: str, inbox, results, conflicts, faults: Faults,
                  quiet: bool, pause: float = 0.0, parent: int | None = None,
                  beat: float | None = None) -> None:
-    """A host process: reconcile, then periodic runs and operations until told to stop."""
+    """A host process: reconcile, then periodic runs and operations until
+    told to stop; ``results`` is the write end of a pipe to the driver."""
     if parent is not None:
         threading.Thread(target=_exit_with, args=(parent,), daemon=True).start()
     logging.basicConfig(level=logging.ERROR if quiet else logging.WARNING,
@@ -174,17 +175,23 @@ def process_main(settings: Settings, name: str, inbox, results, conflicts, fault
         with conflicts.get_lock():
             conflicts.value += 1
 
+    sending = threading.Lock()  # two threads report on one pipe
+
+    def report(kind: str, payload: Any) -> None:
+        with sending:
+            results.send((kind, name, payload))
+
     host = Host(build_conf(settings), name, on_conflict, faults)
     host.reconcile()
     host.periodic()
-    results.put(("ready", name, None))
+    report("ready", None)
     stop = threading.Event()
 
     def loop() -> None:
         while not stop.is_set():
             host.periodic()
             if host.passes <= 4:
-                results.put(("periodic", name, host.passes))
+                report("periodic", host.passes)
             stop.wait(pause)
 
     def heartbeats() -> None:
@@ -198,7 +205,7 @@ def process_main(settings: Settings, name: str, inbox, results, conflicts, fault
         op = inbox.get()
         if op is None:
             break
-        results.put(("done", name, (op.number, host.execute(op, env))))
+        report("done", (op.number, host.execute(op, env)))
     stop.set()
 
 

@@ -14,10 +14,10 @@ from __future__ import annotations
 import collections
 import multiprocessing
 import os
-import queue
 import signal
 import threading
 import time
+from multiprocessing.connection import Connection, wait
 from typing import TYPE_CHECKING
 
 from rtframework.simulate import ops
@@ -41,10 +41,10 @@ class ProcessMode:
         # spawn it never forks this process's threads and open connections.
         self._mp = multiprocessing.get_context("forkserver")
         self._mp.set_forkserver_preload(["rtframework.simulate.hosts"])
-        # One results queue per host process, new at every start: a process
-        # killed while it writes to a queue leaves the queue's lock taken, and
-        # a queue shared by all hosts would then block every other host.
-        self._results: dict[str, multiprocessing.queues.Queue] = {}
+        # One results pipe per host process, new at every start: the driver
+        # waits on all of them at once (no polling), and what a killed
+        # process had not sent is gone with it.
+        self._results: dict[str, Connection | None] = {}
         self._conflicts = self._mp.Value("i", 0)
         self._inboxes = {name: self._mp.Queue() for name in soak.names}
         self._procs: dict[str, multiprocessing.Process] = {}
@@ -115,17 +115,22 @@ class ProcessMode:
     def _start(self, name: str) -> None:
         # A fresh inbox: what the killed process had not read is gone with it.
         self._inboxes[name] = self._mp.Queue()
-        self._results[name] = self._mp.Queue()
+        old = self._results.get(name)
+        if old is not None:
+            old.close()
+        reader, writer = self._mp.Pipe(duplex=False)
+        self._results[name] = reader
         beat = heartbeat_interval(self.options.down_after) if self.options.outages else None
         proc = self._mp.Process(
             target=process_main, name=f"rtf-{name}",
-            args=(self.soak.settings_of(name), name, self._inboxes[name], self._results[name],
+            args=(self.soak.settings_of(name), name, self._inboxes[name], writer,
                   self._conflicts, self._faults, self.options.quiet_hosts,
                   self.options.periodic_pause, os.getpid(), beat),
             daemon=True)
         self._down_hosts.add(name)
         self._epochs[name] += 1
         proc.start()
+        writer.close()  # the child's copy only: its death reads as end of file
         self._procs[name] = proc
 
     def _kill(self, name: str, count: bool = True) -> None:
@@ -156,24 +161,21 @@ class ProcessMode:
             self._read_result(1.0, ready, passes)
         raise RuntimeError(f"hosts not ready after 300s: {sorted(set(waiting) - ready)}")
 
-    def _next_result(self):
-        for results in list(self._results.values()):
-            try:
-                return results.get_nowait()
-            except queue.Empty:
-                continue
-        return None
-
     def _read_result(self, timeout: float, ready: set | None = None,
                      passes: dict | None = None) -> None:
-        deadline = time.monotonic() + timeout
-        while True:
-            item = self._next_result()
-            if item is not None:
-                break
-            if time.monotonic() >= deadline:
-                return
-            time.sleep(0.005)
+        """Handle what the host processes sent, waiting up to ``timeout``
+        seconds for something to arrive."""
+        readers = {conn: name for name, conn in self._results.items() if conn is not None}
+        for conn in wait(list(readers), timeout):
+            try:
+                item = conn.recv()
+            except (EOFError, OSError):  # its process died: nothing more comes
+                conn.close()
+                self._results[readers[conn]] = None
+                continue
+            self._handle(item, ready, passes)
+
+    def _handle(self, item: tuple, ready: set | None, passes: dict | None) -> None:
         kind, name, payload = item
         if kind == "ready":
             self._down_hosts.discard(name)

@@ -14,6 +14,7 @@ from rtframework.tracker import (
     InvalidInstanceState,
     NoCapacity,
     NotOwned,
+    UnknownNode,
 )
 from tests.functional.tracker.conftest import SMALL, boot, usage
 
@@ -249,3 +250,27 @@ def test_class_no_provider_offers_is_named_in_the_refusal(tracker):
     with pytest.raises(NoCapacity, match="no provider of the tree offers CUSTOM_FPGA"):
         boot(tracker, flavor=Flavor("fpga", {"VCPU": 2, "CUSTOM_FPGA": 1}))
     assert tracker.compute.list_instances() == []
+
+
+def test_boot_on_a_node_the_host_does_not_have_names_its_nodes(tracker):
+    with pytest.raises(UnknownNode) as exc:
+        boot(tracker, node="h9")
+    assert str(exc.value) == "host h1 has no node 'h9'; it has h1"
+    assert tracker.compute.list_instances() == []
+    assert usage(tracker) == {}
+
+
+def test_shelve_of_a_shelved_or_deleted_instance_is_refused(tracker):
+    inst = boot(tracker)
+    tracker.shelve_offload(inst.uuid)
+    tracker.unshelve(inst.uuid)
+    tracker.compute.update_instance(inst.uuid, task_state="resize_prep")
+    with pytest.raises(InvalidInstanceState) as exc:
+        tracker.shelve_offload(inst.uuid)
+    assert str(exc.value) == (f"instance {inst.uuid} is {v.ACTIVE} (task resize_prep); only an "
+                              "ACTIVE idle instance can be shelved")
+    assert held(tracker, inst.uuid) != {}
+    tracker.compute.update_instance(inst.uuid, task_state=None)
+    tracker.delete(inst.uuid)
+    with pytest.raises(InvalidInstanceState, match=f"^instance {inst.uuid} is already deleted$"):
+        tracker.delete(inst.uuid)
