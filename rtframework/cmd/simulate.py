@@ -8,7 +8,7 @@ import sys
 from cliff.command import Command
 from tqdm import tqdm
 
-from rtframework.simulate import database, report, runner
+from rtframework.simulate import cloud, database, report, runner
 
 
 class Simulate(Command):
@@ -31,6 +31,11 @@ class Simulate(Command):
         parser.add_argument("--strategy", choices=("doubled", "migration"),
                             default=defaults.strategy,
                             help="Move claim strategy (default %(default)s).")
+        parser.add_argument("--cloud", choices=cloud.SHAPES, default=defaults.cloud,
+                            help="Shape of the hosts (default %(default)s): 'nested' gives "
+                            "each host NUMA children (MEMORY_MB) and GPU children (VGPU, "
+                            "flavors with a VGPU join the mix) and takes DISK_GB from one "
+                            "storage pool all hosts share.")
         parser.add_argument("--processes", action="store_true",
                             help="One process per host over a shared PostgreSQL/MySQL "
                             "database (--database-url).")
@@ -87,6 +92,7 @@ class Simulate(Command):
         options = runner.Options(
             hosts=parsed_args.hosts, operations=parsed_args.operations, seed=parsed_args.seed,
             strategy=parsed_args.strategy, processes=parsed_args.processes,
+            cloud=parsed_args.cloud,
             chaos=parsed_args.chaos, database_url=url, recheck_delay=parsed_args.recheck_delay,
             kill_rate=parsed_args.kill_rate, db_fault_rate=parsed_args.db_fault_rate,
             outage_rate=parsed_args.outage_rate,

@@ -8,7 +8,7 @@ import os
 from dataclasses import dataclass, field
 
 from rtframework import invariants
-from rtframework.simulate import ops
+from rtframework.simulate import cloud, ops
 from rtframework.simulate.hosts import Settings
 from rtframework.simulate.monitor import Observations
 
@@ -43,6 +43,7 @@ class Options:
     vcpus: int = 8
     memory_mb: int = 8192
     disk_gb: int = 200
+    cloud: str = cloud.FLAT  # the hosts' shape: rtframework.simulate.cloud
     progress: bool = True
     quiet_hosts: bool = True
 
@@ -115,6 +116,7 @@ def settings_for(options: Options, state_path: str) -> list[tuple]:
         ("fake_driver", "memory_mb", options.memory_mb),
         ("fake_driver", "disk_gb", options.disk_gb),
         ("fake_driver", "nodes", []),
+        *cloud.settings(options.cloud),
     ]
 
 

@@ -52,6 +52,7 @@ def _summary(result: Result) -> prettytable.PrettyTable:
         ("mode", ("processes" if opts.processes else "threads")
          + (" + chaos" if opts.chaos else "")),
         ("hosts", opts.hosts),
+        ("cloud", opts.cloud),
         ("operations", len(result.ops)),
         ("seed", result.seed),
         ("claim strategy", opts.strategy),
