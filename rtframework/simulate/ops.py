@@ -81,6 +81,7 @@ class View:
     instances: Sequence[v.Instance]
     migrations: Sequence[v.Migration]  # unfinished
     down: frozenset[str] = frozenset()
+    flavors: Sequence[v.Flavor] = FLAVORS  # what boots and resizes choose from
 
     @property
     def up(self) -> list[str]:
@@ -127,7 +128,8 @@ def choose(rng: random.Random, number: int, view: View) -> Op:
         if possible:
             kinds.append((kind, weight))
     kind = rng.choices([k for k, _ in kinds], [w for _, w in kinds])[0]
-    flavor = rng.choice(FLAVORS)
+    flavors = list(view.flavors)
+    flavor = rng.choice(flavors)
     if kind == BOOT:
         host = rng.choice(up)
         return Op(number, kind, host, target=host, flavor=flavor)
@@ -143,8 +145,7 @@ def choose(rng: random.Random, number: int, view: View) -> Op:
     instance = rng.choice(idle)
     if kind in (RESIZE, SAME_HOST_RESIZE, DELETE_MID_MOVE) and \
             dict(flavor.resources) == dict(instance.flavor.resources):
-        flavor = FLAVORS[(FLAVORS.index(flavor) + 1) % len(FLAVORS)] \
-            if flavor in FLAVORS else FLAVORS[0]
+        flavor = flavors[(flavors.index(flavor) + 1) % len(flavors)]
     others = [h for h in up if h != instance.host]
     target = rng.choice(others) if others else None
     if kind == EVACUATE:
