@@ -214,6 +214,16 @@ class ComputeStore:
         with db.read(self.engine) as conn:
             return [_instance(r) for r in conn.execute(query).mappings()]
 
+    def instance_uuids(self, *, host: str, vm_state_not: str | None = None) -> list[str]:
+        """uuids of the instances on ``host`` (not in ``vm_state_not``):
+        list_instances without building a record per row."""
+        table = models.instances
+        query = sa.select(table.c.uuid).where(table.c.host == host)
+        if vm_state_not is not None:
+            query = query.where(table.c.vm_state != vm_state_not)
+        with db.read(self.engine) as conn:
+            return list(conn.execute(query).scalars())
+
     def update_instance(
         self,
         uuid: str,

@@ -120,8 +120,7 @@ class ResourceTracker:
         """Instances the framework has on this host: those recorded here and
         those of unfinished moves to or from it (a destination runs the guest
         before the record names it as host)."""
-        live = [i.uuid for i in self.compute.list_instances(host=self.host)
-                if i.vm_state != cv.DELETED]
+        live = self.compute.instance_uuids(host=self.host, vm_state_not=cv.DELETED)
         moving = self.compute.list_migrations(
             host=self.host, statuses=cv.UNFINISHED_MIGRATION_STATUSES)
         return set(live) | {m.instance_uuid for m in moving}

@@ -34,6 +34,9 @@ LOG = logging.getLogger(__name__)
 
 # What _root_uuid answers for a sharing provider (a pool is no node).
 _SHARED = ""
+# Above this many consumers, heal decisions read the host's records rather
+# than name every consumer in a statement.
+_FEW_CONSUMERS = 20
 
 
 @dataclass
@@ -105,11 +108,14 @@ class Healer:
         # A consumer whose share of this node is what it was keeps its node
         # count: re-reading every consumer after each boot would cost one
         # read per instance of the host.
+        unchanged = {consumer for consumer, mine in held.items()
+                     if state.held.get(consumer) == mine and consumer in state.nodes_held}
+        stale = [consumer for consumer in held if consumer not in unchanged]
+        fresh = self.backend.get_consumers_allocations(stale) if stale else {}
         nodes_held = {
-            consumer: state.nodes_held[consumer]
-            if state.held.get(consumer) == mine and consumer in state.nodes_held
-            else self._nodes_of(self.backend.get_consumer_allocations(consumer).allocations)
-            for consumer, mine in held.items()
+            consumer: state.nodes_held[consumer] if consumer in unchanged
+            else self._nodes_of(fresh[consumer].allocations)
+            for consumer in held
         }
         state.held, state.nodes_held = held, nodes_held
 
@@ -131,10 +137,26 @@ class Healer:
 
     def _decisions(self, consumers: list[str],
                    nodes_held: Mapping[str, int]) -> dict[str, heal_rules.HealDecision]:
-        instances = {i.uuid: i for i in self.compute.list_instances(uuids=consumers)}
-        migrations = {m.uuid: m for m in self.compute.list_migrations(uuids=consumers)}
-        moving = {m.instance_uuid for m in self.compute.list_migrations(
-            instance_uuids=consumers, statuses=cv.UNFINISHED_MIGRATION_STATUSES)}
+        if len(consumers) > _FEW_CONSUMERS:
+            # Every consumer of a node: the host's records, the few others
+            # by uuid, and the unfinished migrations (few in any cloud),
+            # rather than statements naming every consumer.
+            wanted = set(consumers)
+            instances = {i.uuid: i for i in self.compute.list_instances(host=self.host)
+                         if i.uuid in wanted}
+            rest = [c for c in consumers if c not in instances]
+            if rest:
+                instances.update((i.uuid, i) for i in self.compute.list_instances(uuids=rest))
+            others = [c for c in consumers if c not in instances]
+            migrations = {m.uuid: m for m in self.compute.list_migrations(uuids=others)} \
+                if others else {}
+            moving = {m.instance_uuid for m in self.compute.list_migrations(
+                statuses=cv.UNFINISHED_MIGRATION_STATUSES) if m.instance_uuid in wanted}
+        else:
+            instances = {i.uuid: i for i in self.compute.list_instances(uuids=consumers)}
+            migrations = {m.uuid: m for m in self.compute.list_migrations(uuids=consumers)}
+            moving = {m.instance_uuid for m in self.compute.list_migrations(
+                instance_uuids=consumers, statuses=cv.UNFINISHED_MIGRATION_STATUSES)}
         decisions = {}
         for consumer in consumers:
             instance = instances.get(consumer)

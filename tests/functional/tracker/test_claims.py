@@ -191,15 +191,32 @@ def test_unknown_instance_reference(tracker):
         tracker.delete("nope")
 
 
-def test_periodic_after_a_boot_reads_only_the_new_consumer(tracker):
+def test_periodic_after_a_boot_reads_only_the_new_consumer(tracker, monkeypatch):
     for n in range(3):
         boot(tracker, f"old{n}", Flavor("tiny", {"VCPU": 1}))
     tracker.update_available_resource()
-    boot(tracker, "new", Flavor("tiny", {"VCPU": 1}))
+    new = boot(tracker, "new", Flavor("tiny", {"VCPU": 1}))
     tracker.stats.reset()
+    asked: list[list[str]] = []
+    backend = tracker.backend.wrapped
+    real = backend.get_consumers_allocations
+    monkeypatch.setattr(backend, "get_consumers_allocations",
+                        lambda uuids: asked.append(list(uuids)) or real(uuids))
     tracker.update_available_resource()
     assert tracker.stats.writes == 0, tracker.stats.by_method
-    assert tracker.stats.by_method["get_consumer_allocations"] == 1, tracker.stats.by_method
+    assert tracker.stats.by_method["get_consumers_allocations"] == 1, tracker.stats.by_method
+    assert "get_consumer_allocations" not in tracker.stats.by_method
+    assert asked == [[new.uuid]]
+
+
+def test_a_fresh_tracker_reads_every_consumer_in_one_call(tracker, make_tracker):
+    for n in range(3):
+        boot(tracker, f"vm{n}", Flavor("tiny", {"VCPU": 1}))
+    tracker.update_available_resource()
+    fresh = make_tracker(tracker.host)
+    fresh.update_available_resource()
+    assert fresh.stats.by_method["get_consumers_allocations"] == 1, fresh.stats.by_method
+    assert "get_consumer_allocations" not in fresh.stats.by_method
 
 
 def test_delete_while_building_wins(tracker, make_tracker):
