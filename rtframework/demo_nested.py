@@ -12,7 +12,7 @@ from __future__ import annotations
 from rtframework import scheduler, sharing
 from rtframework.compute.values import Flavor
 from rtframework.moves import migrate, resize
-from rtframework.moves.common import MoveContext
+from rtframework.moves.context import MoveContext
 from rtframework.placement import types as t
 from rtframework.tracker import format_resources
 
