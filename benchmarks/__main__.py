@@ -20,7 +20,7 @@ import time
 import traceback
 from collections.abc import Sequence
 
-from benchmarks import candidates, claims, claims_race, growth, memory, periodic
+from benchmarks import candidates, claims, claims_race, growth, memory, periodic, scale
 from benchmarks import environment as env
 from benchmarks.results import Report
 from tests.fixtures.placement_server import PlacementServer
@@ -34,8 +34,9 @@ BENCHMARKS = {
     "candidates": candidates.run,
     "claims": claims.run,
     "claims_race": claims_race.run,
+    "scale": scale.run,
 }
-USES_PLACEMENT = ("candidates", "claims")
+USES_PLACEMENT = ("candidates", "claims", "scale")
 DEFAULT_ENGINES = ("sqlite", "postgresql")
 RESULTS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
 

@@ -30,6 +30,9 @@ TARGET_P50_MS = 25.0
 # max_placement_results; an unlimited search costs what it returns.
 TARGET_SPEEDUP = {10: 3.0, 1000: 20.0, None: 3.0}
 API_SAMPLE = 50
+# The worst case of a limited search: this share of the cloud, the trees
+# with the lowest ids, full.
+WORST_FULL = 0.7
 # A case is skipped at the next size when even linear growth from the size
 # before would make one call of a backend take longer than this.
 CALL_BUDGET_S = 30.0
@@ -101,7 +104,37 @@ def run(engine_name: str, work_dir: str, quick: bool,
         _verdicts(report, engine_name, max(plan["providers"]), server is not None)
         if not quick:
             _api_seeding_rate(report, engine_name, backends, max(plan["providers"]))
+        _worst_case(report, engine_name, max(plan["providers"]), backends["sql"], url,
+                    plan["samples"])
     return report
+
+
+def _worst_case(report: Report, engine: str, size: int, backend: PlacementBackend, url: str,
+                samples: int) -> None:
+    """Limited searches when the lowest-id trees (WORST_FULL of the cloud)
+    are full, so a search must pass them all before it finds a match
+    (the sql side only: Placement builds every candidate before cutting
+    whatever the order)."""
+    full = int(size * WORST_FULL)
+    began = time.perf_counter()
+    seed.fill_sql(url, full)
+    seed.analyze(url)
+    report.figures.append(Figure(BENCH, engine, f"{size} worst case fill (setup)",
+                                 time.perf_counter() - began, "s",
+                                 f"providers 0..{full - 1} made full"))
+    for limit in (10, 1000):
+        query = t.CandidateQuery(resources=REQUEST, limit=limit)
+        backend.get_allocation_candidates(query)
+        runs = [_timed(backend.get_allocation_candidates, query) for _ in range(samples)]
+        ms = [r[0] for r in runs]
+        p50 = percentile(ms, 50)
+        report.figures.append(Figure(
+            BENCH, engine, f"{size} worst case limit={limit} sql p50", p50, "ms",
+            f"{full} lowest-id trees full; {runs[-1][1]} candidates", min(ms), max(ms)))
+        if limit == 10:
+            report.verdicts.append(Verdict(
+                BENCH, engine, f"{size} providers, {full} lowest-id trees full, limit=10: "
+                f"sql p50 <= {TARGET_P50_MS:g} ms", f"{p50:.1f} ms", p50 <= TARGET_P50_MS))
 
 
 def _projected_s(report: Report, engine: str, case: str, name: str, size: int,

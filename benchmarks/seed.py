@@ -173,3 +173,30 @@ def _external_id(conn: sa.Connection, table: sa.Table, external: str, now) -> in
         return found[0]
     return conn.execute(sa.insert(table).values(external_id=external, created_at=now)) \
         .inserted_primary_key[0]
+
+
+FULL_CONSUMER_PREFIX = "full"
+
+
+def fill_sql(url: str, count: int) -> None:
+    """Make the trees of providers 0..``count``-1 (the lowest ids) too full
+    for any request: one more consumer takes every VCPU left."""
+    engine = db.create_engine(url)
+    rp = m.resource_providers
+    capacity = int(INVENTORY["VCPU"].capacity)
+    try:
+        for batch in _chunks(0, count):
+            with db.transaction(engine) as conn:
+                ids = _provider_ids(conn, rp, batch)
+                full = [(p, str(uuidlib.uuid5(_NAMESPACE, f"{FULL_CONSUMER_PREFIX}-{p.index}")))
+                        for p in batch]
+                conn.execute(sa.insert(m.consumers), [
+                    {"uuid": consumer, "project_id": PROJECT, "user_id": USER,
+                     "generation": 1, "consumer_type": "INSTANCE"} for _p, consumer in full])
+                conn.execute(sa.insert(m.allocations), [
+                    {"resource_provider_id": ids[p.uuid], "consumer_id": consumer,
+                     "resource_class": "VCPU",
+                     "used": capacity - (USAGE["VCPU"] if p.consumer else 0)}
+                    for p, consumer in full])
+    finally:
+        engine.dispose()

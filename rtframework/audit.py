@@ -63,11 +63,14 @@ def check_move_invariants(
     judged by the reference model (:mod:`rtframework.reference`)."""
     findings: list[Finding] = []
     roots: dict[str, str] = {}
+    pools: tuple[reference.Pool, ...] | None = None
     for migration in store.list_migrations():
         if migration.finished:
             findings += _leaked(backend, migration)
         else:
-            findings += _halves(backend, store, migration, roots)
+            if pools is None:
+                pools = invariants.read_pools(backend)
+            findings += _halves(backend, store, migration, roots, pools)
     for instance in store.list_instances(vm_states=[v.DELETED]):
         held = _held(backend, instance.uuid)
         if held:
@@ -110,14 +113,14 @@ def _root_of(backend: PlacementBackend, provider: str, roots: dict[str, str]) ->
 
 
 def _halves(backend: PlacementBackend, store: ComputeStore, migration: v.Migration,
-            roots: dict[str, str]) -> list[Finding]:
+            roots: dict[str, str], pools: tuple[reference.Pool, ...]) -> list[Finding]:
     instance = store.get_instance(migration.instance_uuid)
     allowed = reference.in_move(
         migration.migration_type, migration.claim_strategy, migration.status,
         source_root=_node_root(store, migration.source_host, migration.source_node),
         dest_root=_node_root(store, migration.dest_host, migration.dest_node),
         f_old=migration.old_flavor.resources, f_new=migration.new_flavor.resources,
-        instance_deleted=instance.vm_state == v.DELETED)
+        instance_deleted=instance.vm_state == v.DELETED, pools=pools)
     have = {}
     for consumer in (instance.uuid, migration.uuid):
         held = _held(backend, consumer)
@@ -139,7 +142,7 @@ def _halves(backend: PlacementBackend, store: ComputeStore, migration: v.Migrati
                 kind, consumer,
                 f"{migration.migration_type} {migration.uuid} is {migration.status}: consumer "
                 f"{consumer} should hold {want} on provider {provider} but holds {got} "
-                f"(allowed: {' or '.join(h.name for h in allowed) or 'nothing'})",
+                f"(allowed: {' or '.join(dict.fromkeys(h.name for h in allowed)) or 'nothing'})",
                 provider_uuid=provider, migration_uuid=migration.uuid))
     return found
 

@@ -13,6 +13,7 @@ import hashlib
 import logging
 import os
 import threading
+import time
 from collections.abc import Iterator
 
 import sqlalchemy as sa
@@ -25,6 +26,12 @@ from rtframework import mysql_engine
 LOG = logging.getLogger(__name__)
 
 _SYNC_LOCK = threading.Lock()
+
+# A pooled connection idle for longer than this is pinged before use; one
+# used more recently is trusted (a ping is a round trip, as much as a
+# statement costs). A connection lost meanwhile fails its first statement,
+# which the backends' retry layer runs again on a fresh connection.
+PING_AFTER_IDLE_S = 10.0
 
 # How long an upgrade waits for another process's upgrade of the same
 # schema before giving up (a first sync of both schemas takes seconds).
@@ -101,15 +108,40 @@ def create_engine(url: str, pool_size: int = 5, max_overflow: int = 10,
                 conn.exec_driver_sql("BEGIN IMMEDIATE")
 
         return engine
-    kwargs: dict = {"pool_size": pool_size, "max_overflow": max_overflow, "pool_pre_ping": True}
+    kwargs: dict = {"pool_size": pool_size, "max_overflow": max_overflow}
     if parsed.get_backend_name() == "postgresql":
         # Our statements are short, but a candidate search over thousands
         # of providers is costed above jit_above_cost, and compiling it
         # then takes longer (~40 ms) than running it.
         kwargs["connect_args"] = {"options": "-c jit=off"}
     if parsed.get_backend_name() in mysql_engine.BACKENDS:
-        return mysql_engine.create(parsed, kwargs, wsrep_sync_wait)
-    return sa.create_engine(url, **kwargs)
+        engine = mysql_engine.create(parsed, kwargs, wsrep_sync_wait)
+    else:
+        engine = sa.create_engine(url, **kwargs)
+    _ping_when_idle(engine)
+    return engine
+
+
+def _ping_when_idle(engine: sa.Engine) -> None:
+    """Ping a pooled connection on checkout only when it sat idle for more
+    than PING_AFTER_IDLE_S (``pool_pre_ping`` would ping every checkout);
+    a failed ping replaces the connection."""
+    @sa.event.listens_for(engine, "checkin")
+    def _checked_in(_dbapi_conn, record):
+        if record is not None:
+            record.info["rtf_idle_since"] = time.monotonic()
+
+    @sa.event.listens_for(engine, "checkout")
+    def _checked_out(dbapi_conn, record, _proxy):
+        idle_since = record.info.pop("rtf_idle_since", None)
+        if idle_since is None or time.monotonic() - idle_since < PING_AFTER_IDLE_S:
+            return
+        try:
+            alive = engine.dialect.do_ping(dbapi_conn)
+        except engine.dialect.loaded_dbapi.Error as exc:
+            raise sa.exc.DisconnectionError(f"pooled connection lost: {exc}") from exc
+        if alive is False:
+            raise sa.exc.DisconnectionError("pooled connection lost")
 
 
 def engine_for(conf: cfg.ConfigOpts, group: str) -> sa.Engine:
@@ -198,11 +230,37 @@ def transaction(engine: sa.Engine) -> Iterator[sa.Connection]:
 
 @contextlib.contextmanager
 def read(engine: sa.Engine) -> Iterator[sa.Connection]:
-    """One read-only transaction (on SQLite it does not take the write lock)."""
+    """One read-only transaction (on SQLite it does not take the write lock).
+
+    On PostgreSQL, whose READ COMMITTED gives every statement its own
+    snapshot inside a transaction as well, the statements run without one:
+    no BEGIN and COMMIT round trips around a read.
+    """
+    if engine.dialect.name == "postgresql":
+        with autocommit(engine) as conn:
+            yield conn
+        return
     with engine.connect() as conn:
         conn = conn.execution_options(rtf_read_only=True)
         with conn.begin():
             yield conn
+
+
+@contextlib.contextmanager
+def autocommit(engine: sa.Engine) -> Iterator[sa.Connection]:
+    """A PostgreSQL connection whose every statement is its own
+    transaction: no BEGIN or COMMIT round trips."""
+    with engine.connect() as conn:
+        # The driver's own switch: isolation_level="AUTOCOMMIT" would cost
+        # a round trip each way.
+        dbapi_conn = conn.connection.dbapi_connection
+        dbapi_conn.autocommit = True
+        try:
+            with conn.begin():
+                yield conn
+        finally:
+            if not dbapi_conn.closed:
+                dbapi_conn.autocommit = False
 
 
 def alembic_config(script_location: str, engine: sa.Engine, version_table: str) -> AlembicConfig:

@@ -104,6 +104,7 @@ class Snapshot:
     inventories: Mapping[str, Mapping[str, t.Inventory]]
     usages: Mapping[str, Mapping[str, int]]
     held: Mapping[str, Alloc]  # consumer -> provider -> class -> amount
+    pools: tuple[reference.Pool, ...] = ()  # storage pools and the trees they serve
     taken_at: float = field(default_factory=time.monotonic)
     # When the records were read (None: unknown, staleness is not judged).
     read_at: datetime.datetime | None = None
@@ -145,7 +146,25 @@ def take_snapshot(backend: PlacementBackend, store: ComputeStore) -> Snapshot:
             if kept:
                 held.setdefault(consumer, {})[provider.uuid] = kept
     return Snapshot(instances, migrations, node_roots, root_of, names, inventories, usages, held,
-                    read_at=read_at)
+                    read_pools(backend), read_at=read_at)
+
+
+def read_pools(backend: PlacementBackend) -> tuple[reference.Pool, ...]:
+    """Every storage pool (a provider with the sharing trait), its classes
+    and the roots of the trees sharing one of its aggregates."""
+    pools = []
+    sharing = t.ProviderQuery(required_traits=frozenset({t.SHARING_TRAIT}))
+    for pool in backend.list_providers(sharing):
+        try:
+            classes = frozenset(backend.get_inventories(pool.uuid).inventories)
+            aggregates = backend.get_provider_aggregates(pool.uuid).aggregates
+        except perrors.ProviderNotFound:
+            continue  # deleted while we read: it serves nobody
+        members = backend.list_providers(
+            t.ProviderQuery(member_of=(frozenset(aggregates),))) if aggregates else []
+        roots = {m.root_uuid or m.uuid for m in members} - {pool.uuid}
+        pools.append(reference.Pool(pool.uuid, classes, frozenset(roots)))
+    return tuple(pools)
 
 
 def check_snapshot(snap: Snapshot, stale_after: float = STALE_AFTER) -> list[Violation]:
@@ -226,35 +245,46 @@ def _resting(snap: Snapshot, instance: v.Instance) -> list[Violation]:
     held = snap.held.get(instance.uuid, {})
     own = _tree_of(snap, instance.host, instance.node)
     allowed = reference.at_rest(instance.vm_state, instance.task_state, own,
-                                instance.flavor.resources)
+                                instance.flavor.resources, snap.pools)
     have = reference.by_root(held, snap.root_of)
     if any(h.matches(have, {}) for h in allowed):
         return []
     found = []
-    outside = {p: r for p, r in held.items() if snap.root_of.get(p) != own}
+    serving = {p.uuid: p.classes for p in snap.pools if own in p.roots}
+
+    def at_home(provider: str, resources: Mapping[str, int]) -> bool:
+        root = snap.root_of.get(provider, provider)
+        return root == own or set(resources) <= serving.get(root, frozenset())
+
+    outside = {p: r for p, r in held.items() if not at_home(p, r)}
     state = instance.vm_state + (f" ({instance.task_state})" if instance.task_state else "")
     if outside:
         found.append(Violation(
             MULTI_HOST_ALLOCATION, instance.uuid, sorted(outside)[0],
             f"{state} instance {instance.uuid} ({instance.name}) of "
             f"{instance.host}/{instance.node} is not moving but holds {_fmt(outside)} "
-            "outside its own node's tree"))
-    total = have.get(own or "", {})
-    if any(h.matches({own: total} if own and total else {}, {}) for h in allowed):
+            "outside its own node's tree"
+            + (" and the storage pools serving it" if serving else "")))
+    inside = reference.by_root({p: r for p, r in held.items() if p not in outside},
+                               snap.root_of)
+    if any(h.matches(inside, {}) for h in allowed):
         return found  # only the part outside its own tree is wrong
     wanted = {rc: int(n) for rc, n in instance.flavor.resources.items() if n}
+    total = reference.add(*({own or "?": r} for r in inside.values())).get(own or "?", {})
+    where = "there" + (" or in its storage pools" if serving else "")
     if not total:
         found.append(Violation(
             MISSING_ALLOCATION, instance.uuid, own,
             f"{state} instance {instance.uuid} ({instance.name}) on "
-            f"{instance.host}/{instance.node} holds nothing there; its flavor "
+            f"{instance.host}/{instance.node} holds nothing {where}; its flavor "
             f"{instance.flavor.name} needs {_fmt({own or '?': wanted})}"))
     else:
         found.append(Violation(
             WRONG_ALLOCATION, instance.uuid, own,
             f"{state} instance {instance.uuid} ({instance.name}) holds {total} on its "
-            f"node {instance.host}/{instance.node}; its flavor {instance.flavor.name} "
-            f"is {wanted}"))
+            f"node {instance.host}/{instance.node}"
+            + (" and its storage pools" if serving else "")
+            + f"; its flavor {instance.flavor.name} is {wanted}"))
     return found
 
 
@@ -270,7 +300,7 @@ def _move(snap: Snapshot, instance: v.Instance, migration: v.Migration) -> list[
     allowed = reference.in_move(
         migration.migration_type, migration.claim_strategy, migration.status,
         source_root=source, dest_root=dest, f_old=migration.old_flavor.resources,
-        f_new=migration.new_flavor.resources)
+        f_new=migration.new_flavor.resources, pools=snap.pools)
     if any(h.matches(have[instance.uuid], have[migration.uuid]) for h in allowed):
         return []
     best = reference.nearest(allowed, have[instance.uuid], have[migration.uuid])
@@ -278,7 +308,7 @@ def _move(snap: Snapshot, instance: v.Instance, migration: v.Migration) -> list[
         best = reference.NOTHING
         ways = "nothing (the record's status or nodes allow no holding)"
     else:
-        ways = " or ".join(h.name for h in allowed)
+        ways = " or ".join(dict.fromkeys(h.name for h in allowed))
     found = []
     for consumer, wanted in ((instance.uuid, best.instance), (migration.uuid, best.migration)):
         for provider in sorted(set(wanted) | set(have[consumer])):

@@ -55,6 +55,17 @@ evacuation      accepted                            SOURCE
                 migrating, finished                 DURING
 ==============  ==================================  ==========================
 
+Storage pools (sharing providers, trait MISC_SHARES_VIA_AGGREGATE) serve
+every tree they share an aggregate with, and are their own roots: a flavor
+class a pool of a tree has may be held on the pool instead of the tree (each
+class wholly on one of them), so ``f`` on a tree stands for each such way.
+A pool is no host: the disk on it does not move. While a move runs, a pool
+both halves hold (the source's f_old and the destination's f_new take the
+class from the same pool) is held once, by I, at the larger amount of each
+class, with both strategies; M then holds the source half without it. A
+pool only one half holds is counted like a tree. Holding the shared amount
+twice (summed, or once by I and once by M) is never allowed.
+
 Whatever the status, a deleted instance's move holds nothing at all (I:{},
 M:{}). A finished migration (confirmed, reverted, done, error, failed,
 cancelled) holds nothing under its own uuid; its instance is judged by its
@@ -65,6 +76,7 @@ row above allows, which the checker reports once it is seen twice.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
@@ -115,6 +127,16 @@ class Holding:
 NOTHING = Holding("nothing", {}, {})
 
 
+@dataclass(frozen=True)
+class Pool:
+    """A storage pool: the classes it has and the roots of the trees it
+    serves (those sharing one of its aggregates)."""
+
+    uuid: str
+    classes: frozenset[str]
+    roots: frozenset[str]
+
+
 def add(*parts: Mapping[str, Mapping[str, int]]) -> Alloc:
     """Allocations summed root by root and class by class, without zeros."""
     out: Alloc = {}
@@ -132,26 +154,41 @@ def by_root(alloc: Mapping[str, Mapping[str, int]], root_of: Mapping[str, str]) 
     return add(*({root_of.get(p, p): r} for p, r in alloc.items()))
 
 
-def _on(root: str | None, flavor: Mapping[str, int]) -> Alloc:
-    return add({root: flavor}) if root else {}
+def ways(root: str | None, flavor: Mapping[str, int],
+         pools: Iterable[Pool] = ()) -> list[Alloc]:
+    """Every way ``flavor`` may be held on ``root``'s tree and the pools
+    serving it (each class wholly on one of them); without a root, only
+    holding nothing."""
+    if not root:
+        return [{}]
+    pools = tuple(pools)
+    options = []
+    for rc, n in flavor.items():
+        if n:
+            places = [root] + sorted(p.uuid for p in pools
+                                     if root in p.roots and rc in p.classes)
+            options.append([(place, rc, int(n)) for place in places])
+    return [add(*({place: {rc: n}} for place, rc, n in choice))
+            for choice in itertools.product(*options)]
 
 
 def at_rest(vm_state: str, task_state: str | None, own_root: str | None,
-            flavor: Mapping[str, int]) -> tuple[Holding, ...]:
+            flavor: Mapping[str, int], pools: Iterable[Pool] = ()) -> tuple[Holding, ...]:
     """What an instance with no unfinished migration may hold."""
     busy = task_state is not None or vm_state in ("BUILDING", "ERROR")
+    own = tuple(Holding("its flavor on its own node", w, {})
+                for w in ways(own_root, flavor, pools))
     if vm_state in ("ACTIVE", "RESIZED") and not busy:
         # A live idle instance whose node is unknown cannot hold it right.
-        return (Holding("its flavor on its own node", _on(own_root, flavor), {}),) \
-            if own_root else ()
+        return own if own_root else ()
     if own_root is None or not (busy or vm_state in ("ACTIVE", "RESIZED")):
         return (NOTHING,)
-    return (Holding("its flavor on its own node", _on(own_root, flavor), {}), NOTHING)
+    return own + (NOTHING,)
 
 
 def in_move(kind: str, strategy: str, status: str, *, source_root: str | None,
             dest_root: str | None, f_old: Mapping[str, int], f_new: Mapping[str, int],
-            instance_deleted: bool = False) -> tuple[Holding, ...]:
+            instance_deleted: bool = False, pools: Iterable[Pool] = ()) -> tuple[Holding, ...]:
     """What a move's I and M may hold while its record has ``status``.
 
     A final status or an unknown kind/status allows nothing here; the
@@ -161,17 +198,34 @@ def in_move(kind: str, strategy: str, status: str, *, source_root: str | None,
         return (NOTHING,)
     if status in FINAL_STATUSES:
         return ()
-    source = _on(source_root, f_old)
-    dest = _on(dest_root, f_new)
-    if kind == "evacuation" or strategy == "doubled":
-        during = Holding("both halves on the instance", add(source, dest), {})
-    else:
-        during = Holding("source on the migration, destination on the instance", dest, source)
-    states = {SOURCE: Holding("the source only", source, {}),
-              DURING: during,
-              DEST: Holding("the destination only", dest, {})}
+    pools = tuple(pools)
+    sources = ways(source_root, f_old, pools)
+    dests = ways(dest_root, f_new, pools)
     allowed = MOVE_TABLE.get(kind, {}).get(status, ())
-    return tuple(states[s] for s in allowed if dest_root is not None or s == SOURCE)
+    found: list[Holding] = []
+    for state in (s for s in allowed if dest_root is not None or s == SOURCE):
+        if state == SOURCE:
+            found += [Holding("the source only", s, {}) for s in sources]
+        elif state == DEST:
+            found += [Holding("the destination only", d, {}) for d in dests]
+        else:
+            found += [_during(kind, strategy, s, d, {p.uuid for p in pools})
+                      for s in sources for d in dests]
+    return tuple(h for i, h in enumerate(found) if h not in found[:i])
+
+
+def _during(kind: str, strategy: str, source: Alloc, dest: Alloc,
+            pools: set[str]) -> Holding:
+    """Both halves, a pool both hold once at the larger amounts, on I."""
+    shared = set(source) & set(dest) & pools
+    once: Alloc = {p: {rc: max(source[p].get(rc, 0), dest[p].get(rc, 0))
+                       for rc in set(source[p]) | set(dest[p])} for p in shared}
+    src = {p: r for p, r in source.items() if p not in shared}
+    dst = {p: r for p, r in dest.items() if p not in shared}
+    if kind == "evacuation" or strategy == "doubled":
+        return Holding("both halves on the instance", add(src, dst, once), {})
+    return Holding("source on the migration, destination on the instance",
+                   add(dst, once), add(src))
 
 
 def nearest(allowed: Iterable[Holding], instance: Alloc, migration: Alloc) -> Holding | None:

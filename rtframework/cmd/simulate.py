@@ -8,7 +8,7 @@ import sys
 from cliff.command import Command
 from tqdm import tqdm
 
-from rtframework.simulate import database, report, runner
+from rtframework.simulate import cloud, database, report, runner
 
 
 class Simulate(Command):
@@ -31,6 +31,11 @@ class Simulate(Command):
         parser.add_argument("--strategy", choices=("doubled", "migration"),
                             default=defaults.strategy,
                             help="Move claim strategy (default %(default)s).")
+        parser.add_argument("--cloud", choices=cloud.SHAPES, default=defaults.cloud,
+                            help="Shape of the hosts (default %(default)s): 'nested' gives "
+                            "each host NUMA children (MEMORY_MB) and GPU children (VGPU, "
+                            "flavors with a VGPU join the mix) and takes DISK_GB from one "
+                            "storage pool all hosts share.")
         parser.add_argument("--processes", action="store_true",
                             help="One process per host over a shared PostgreSQL/MySQL "
                             "database (--database-url).")
@@ -42,6 +47,11 @@ class Simulate(Command):
                             help="Database for records and placement (default: "
                             "[database] connection of the configuration; thread mode "
                             "without one uses SQLite in a temporary directory).")
+        parser.add_argument("--spread-hosts", action="store_true",
+                            help="With a --database-url naming several hosts (a Galera "
+                            "cluster: ?host=db1:3306&host=db2:3306&...), host i names the "
+                            "(i mod n)-th first: the multi-writer set-up. Default: every "
+                            "host uses the URL as given (one writing node).")
         parser.add_argument("--plot", metavar="FILE",
                             help="Write a PNG with one panel per host: used against "
                             "capacity per class, moves in flight as a band, host kills "
@@ -87,7 +97,9 @@ class Simulate(Command):
         options = runner.Options(
             hosts=parsed_args.hosts, operations=parsed_args.operations, seed=parsed_args.seed,
             strategy=parsed_args.strategy, processes=parsed_args.processes,
-            chaos=parsed_args.chaos, database_url=url, recheck_delay=parsed_args.recheck_delay,
+            cloud=parsed_args.cloud,
+            chaos=parsed_args.chaos, database_url=url, spread_hosts=parsed_args.spread_hosts,
+            recheck_delay=parsed_args.recheck_delay,
             kill_rate=parsed_args.kill_rate, db_fault_rate=parsed_args.db_fault_rate,
             outage_rate=parsed_args.outage_rate,
             service_down_time=parsed_args.service_down_time,

@@ -108,6 +108,13 @@ class PlacementClient(abc.ABC):
         """What a consumer holds; empty with generation None if unknown or if
         it holds nothing (an emptied consumer is forgotten)."""
 
+    def get_consumers_allocations(
+        self, consumer_uuids: Sequence[str]
+    ) -> dict[str, t.ConsumerAllocations]:
+        """consumer uuid -> :meth:`get_consumer_allocations` of it, for many
+        consumers; a backend that reads them at once overrides this loop."""
+        return {c.consumer_uuid: c for c in map(self.get_consumer_allocations, consumer_uuids)}
+
     def get_provider_allocations(self, uuid: str) -> dict[str, dict[str, int]]:
         """consumer uuid -> resource class -> amount on this one provider."""
 

@@ -8,7 +8,7 @@ import os
 from dataclasses import dataclass, field
 
 from rtframework import invariants
-from rtframework.simulate import ops
+from rtframework.simulate import cloud, ops
 from rtframework.simulate.hosts import Settings
 from rtframework.simulate.monitor import Observations
 
@@ -27,6 +27,9 @@ class Options:
     chaos: bool = False
     database_url: str | None = None
     state_path: str | None = None
+    # Host i names the i % n-th host of a multi-host database URL first
+    # (the multi-writer set-up of a Galera cluster; see simulate.dbnodes).
+    spread_hosts: bool = False
     recheck_delay: float = 0.3
     check_interval: float = 0.1
     # Pause between two periodic runs of a host thread: SQLite has one
@@ -43,6 +46,7 @@ class Options:
     vcpus: int = 8
     memory_mb: int = 8192
     disk_gb: int = 200
+    cloud: str = cloud.FLAT  # the hosts' shape: rtframework.simulate.cloud
     progress: bool = True
     quiet_hosts: bool = True
 
@@ -115,6 +119,7 @@ def settings_for(options: Options, state_path: str) -> list[tuple]:
         ("fake_driver", "memory_mb", options.memory_mb),
         ("fake_driver", "disk_gb", options.disk_gb),
         ("fake_driver", "nodes", []),
+        *cloud.settings(options.cloud),
     ]
 
 

@@ -34,7 +34,7 @@ from rtframework.compute import values as v
 from rtframework.compute.store import ComputeStore, sync_schema
 from rtframework.placement.backend import load_backend
 from rtframework.placement.sql import backend as sql_backend
-from rtframework.simulate import chaos, ops
+from rtframework.simulate import chaos, cloud, dbnodes, ops
 from rtframework.simulate.hosts import build_conf
 from rtframework.simulate.monitor import Monitor
 from rtframework.simulate.options import Options, Result, no_sync, settings_for
@@ -57,9 +57,12 @@ class Soak:
         if options.database_url and options.database_url.startswith("sqlite") \
                 and options.processes:
             raise ValueError("process mode needs PostgreSQL or MySQL, not SQLite")
+        if options.spread_hosts:
+            dbnodes.check(options.database_url)
         if options.outage_rate < 0 or options.service_down_time < 1:
             raise ValueError("--outage-rate must be at least 0 and --service-down-time "
                              "at least 1 second")
+        cloud.settings(options.cloud)  # a ValueError names the known shapes
         self.options = options
         self.seed = options.seed if options.seed is not None else random.randrange(2**31)
         self.rng = random.Random(self.seed)
@@ -79,9 +82,11 @@ class Soak:
             sync_schema(self.conf)
             sql_backend.sync_schema(self.conf)
             self.backend = load_backend(build_conf(self.host_settings))
-            self.store = ComputeStore.from_conf(build_conf(self.host_settings))
+            self.store = dbnodes.Steady(ComputeStore.from_conf(build_conf(self.host_settings)))
             for engine in (self.backend.engine, self.store.engine):
                 chaos.relax_durability(engine)
+            cloud.prepare(self.backend, self.options.cloud, self.options.hosts,
+                          self.options.disk_gb)
             try:
                 if self.options.processes:
                     processes.ProcessMode(self).run(progress)
@@ -103,6 +108,13 @@ class Soak:
             yield path
 
     # -- what both modes share -------------------------------------------------
+    def settings_of(self, host: str) -> list[tuple]:
+        """A host's settings: with ``spread_hosts`` its URL names its own node first."""
+        if not self.options.spread_hosts:
+            return self.host_settings
+        return dbnodes.host_settings(self.host_settings, self.options.database_url,
+                                     self.names.index(host))
+
     def monitor(self, restarts: Callable[[], tuple[Mapping[str, int], set[str]]] | None = None,
                 ) -> Monitor:
         return Monitor(lambda: invariants.take_snapshot(self.backend, self.store),
@@ -120,7 +132,7 @@ class Soak:
             instances=self.store.list_instances(
                 vm_states=[s for s in v.VM_STATES if s != v.DELETED]),
             migrations=self.store.list_migrations(statuses=v.UNFINISHED_MIGRATION_STATUSES),
-            down=down)
+            down=down, flavors=cloud.flavors(self.options.cloud))
 
     def next_op(self, number: int, outages: Outages,
                 down: frozenset[str] = frozenset()) -> ops.Op:

@@ -36,7 +36,8 @@ def test_smallest_run_succeeds_and_writes_one_json_document(run):
 def test_every_benchmark_reports_figures(run):
     _code, document = run
     benches = {f["bench"] for f in document["figures"]}
-    assert benches == {"claims", "candidates", "periodic", "memory", "growth", "claims_race"}
+    assert benches == {"claims", "candidates", "periodic", "memory", "growth", "claims_race",
+                       "scale"}
     for figure in document["figures"]:
         assert set(figure) == {"bench", "engine", "case", "value", "unit", "detail", "low",
                                "high"}

@@ -184,3 +184,37 @@ def test_a_checker_that_never_reads_fails_the_soak(monkeypatch, capsys):
             for line in out.splitlines() if line.count("|") == 3}
     assert rows["invariant check passes"] == "0"
     assert int(rows["invariant checks that failed"]) > 0
+
+
+def test_chaos_soak_on_a_nested_cloud_with_a_storage_pool_finds_no_violation(
+        database_url, conf, config):
+    """NUMA and GPU children, DISK_GB from one pool all hosts share: moves
+    hold split allocations and the pool once, through faults and outages."""
+    result = _soak(hosts=3, operations=50, seed=4, chaos=True, cloud="nested",
+                   database_url=database_url, service_down_time=1)
+    assert result.violations == []
+    assert result.errors == 0
+    assert result.observations.passes > 0 and result.observations.errors == 0
+    done = {kind for (kind, outcome), n in result.outcomes.items() if outcome == "ok"}
+    assert {ops.BOOT, ops.MIGRATE, ops.LIVE} <= done
+    config.config(connection=database_url, group="database")
+    store = ComputeStore.from_conf(conf)
+    try:
+        changes = store.list_allocation_history()
+        migrations = {m.uuid for m in store.list_migrations()}
+    finally:
+        store.close()
+    disk = {c.provider_uuid for c in changes if "DISK_GB" in {**c.before, **c.after}}
+    vgpu = {c.provider_uuid for c in changes if "VGPU" in {**c.before, **c.after}}
+    assert len(disk) == 1  # the pool, never a host
+    assert len(vgpu) > 1 and not vgpu & disk  # GPU children of several hosts
+    # Migration consumers held source halves, never the pool's disk (which
+    # stays with the instance while it moves).
+    held_by_moves = [c for c in changes if c.consumer_uuid in migrations]
+    assert held_by_moves
+    assert not [c for c in held_by_moves if "DISK_GB" in c.after]
+
+
+def test_an_unknown_cloud_shape_is_refused():
+    with pytest.raises(ValueError, match="unknown cloud 'round'; known: flat, nested"):
+        runner.Soak(runner.Options(cloud="round"))

@@ -8,6 +8,7 @@ import datetime
 import pytest
 
 from rtframework import invariants as inv
+from rtframework import reference
 from rtframework.compute import values as v
 from rtframework.placement.types import Inventory
 
@@ -268,3 +269,44 @@ def test_the_soak_monitor_leaves_only_findings_about_a_restarting_host_aside():
     down.clear()
     down.add("hd")  # another host's restart excuses nothing here
     assert [f.kind for f in monitor.check_once()] == ["missing_allocation"]
+
+
+POOL = "pool"
+DISKY = v.Flavor("d", {"VCPU": 2, "DISK_GB": 10})
+
+
+def pooled_snapshot(instances, migrations=(), held=None, serves=(S, D)):
+    snap = snapshot(instances, migrations, held)
+    return dataclasses.replace(
+        snap, root_of={**snap.root_of, POOL: POOL},
+        inventories={**snap.inventories, POOL: {"DISK_GB": Inventory(100)}},
+        pools=(reference.Pool(POOL, frozenset({"DISK_GB"}), frozenset(serves)),))
+
+
+def test_a_disk_on_a_pool_serving_the_node_is_the_instance_own():
+    held = {"i1": {S: {"VCPU": 2}, POOL: {"DISK_GB": 10}}}
+    assert kinds(pooled_snapshot([instance(flavor=DISKY)], held=held)) == []
+
+
+def test_a_disk_on_a_pool_not_serving_the_node_is_outside_it():
+    held = {"i1": {S: {"VCPU": 2}, POOL: {"DISK_GB": 10}}}
+    found = kinds(pooled_snapshot([instance(flavor=DISKY)], held=held, serves=(D,)))
+    assert found == [("multi_host_allocation", "i1", POOL), ("wrong_allocation", "i1", S)]
+
+
+def test_a_wrong_amount_on_the_pool_is_wrong():
+    held = {"i1": {S: {"VCPU": 2}, POOL: {"DISK_GB": 20}}}
+    found = inv.check_snapshot(pooled_snapshot([instance(flavor=DISKY)], held=held))
+    assert [(f.kind, f.provider_uuid) for f in found] == [("wrong_allocation", S)]
+    assert "'DISK_GB': 20" in found[0].detail and "storage pools" in found[0].detail
+
+
+def test_a_move_holding_the_pool_twice_is_found():
+    big = v.Flavor("e", {"VCPU": 4, "DISK_GB": 10})
+    move = [migration(strategy="migration", old=DISKY, new=big)]
+    once = {"i1": {D: {"VCPU": 4}, POOL: {"DISK_GB": 10}}, "m1": {S: {"VCPU": 2}}}
+    vm = [instance(flavor=DISKY, task_state="resize_migrating")]
+    assert kinds(pooled_snapshot(vm, move, held=once)) == []
+    twice = {"i1": once["i1"], "m1": {S: {"VCPU": 2}, POOL: {"DISK_GB": 10}}}
+    assert kinds(pooled_snapshot(vm, move, held=twice)) == [
+        ("unexpected_move_claim", "m1", POOL)]

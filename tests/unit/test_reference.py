@@ -104,3 +104,65 @@ def test_nearest_counts_every_unit_of_difference_on_every_root_and_consumer():
     assert ref._diff({S: {"VCPU": 2}}, {D: {"VCPU": 3}}) == 5
     assert ref._diff({S: {"VCPU": 2, "MEMORY_MB": 4}}, {S: {"VCPU": 1}}) == 5
     assert ref.add({S: {"VCPU": 0}}, {D: {}}) == {}
+
+
+# A storage pool P serving both trees with DISK_GB.
+P = "pool"
+POOL = ref.Pool(P, frozenset({"DISK_GB"}), frozenset({S, D}))
+D_OLD = {"VCPU": 2, "DISK_GB": 10}
+D_NEW = {"VCPU": 4, "DISK_GB": 30}
+
+
+def pooled(kind, strategy, status, dest=D, pools=(POOL,)):
+    return [(h.instance, h.migration) for h in ref.in_move(
+        kind, strategy, status, source_root=S, dest_root=dest, f_old=D_OLD, f_new=D_NEW,
+        pools=pools)]
+
+
+def test_a_class_a_pool_serving_the_tree_has_may_be_held_on_the_pool():
+    held = [h.instance for h in ref.at_rest("ACTIVE", None, S, D_OLD, [POOL])]
+    assert held == [{S: D_OLD}, {S: {"VCPU": 2}, P: {"DISK_GB": 10}}]
+    elsewhere = ref.Pool(P, frozenset({"DISK_GB"}), frozenset({D}))
+    assert [h.instance for h in ref.at_rest("ACTIVE", None, S, D_OLD, [elsewhere])] == [
+        {S: D_OLD}]
+    no_disk = ref.Pool(P, frozenset({"IPV4_ADDRESS"}), frozenset({S}))
+    assert [h.instance for h in ref.at_rest("ACTIVE", None, S, D_OLD, [no_disk])] == [
+        {S: D_OLD}]
+
+
+@pytest.mark.parametrize("strategy", ["doubled", "migration"])
+def test_a_pool_both_halves_hold_is_held_once_at_the_larger_amount(strategy):
+    during = pooled("resize", strategy, "migrating")
+    once = {P: {"DISK_GB": 30}}
+    if strategy == "doubled":
+        assert ({S: {"VCPU": 2}, D: {"VCPU": 4}, **once}, {}) in during
+    else:
+        assert ({D: {"VCPU": 4}, **once}, {S: {"VCPU": 2}}) in during
+    # Twice is never allowed, neither summed nor split between I and M.
+    for i, m in during:
+        assert i.get(P, {}).get("DISK_GB", 0) + m.get(P, {}).get("DISK_GB", 0) in (0, 10, 30)
+        assert P not in m or m[P] == {"DISK_GB": 10} and P not in i
+
+
+def test_a_pool_only_one_half_holds_counts_like_a_tree():
+    during = pooled("resize", "migration", "migrating")
+    assert ({D: D_NEW}, {S: {"VCPU": 2}, P: {"DISK_GB": 10}}) in during
+    assert ({D: {"VCPU": 4}, P: {"DISK_GB": 30}}, {S: D_OLD}) in during
+    assert len(during) == 4  # source and destination each on the tree or the pool
+
+
+def test_an_evacuation_holds_the_pool_once_on_the_instance():
+    during = pooled("evacuation", "migration", "finished")
+    assert ({S: {"VCPU": 2}, D: {"VCPU": 4}, P: {"DISK_GB": 30}}, {}) in during
+    assert all(m == {} for _, m in during)
+
+
+def test_a_same_host_resize_on_a_pool_sums_the_tree_and_holds_the_pool_once():
+    during = pooled("resize", "doubled", "migrating", dest=S)
+    assert ({S: {"VCPU": 6}, P: {"DISK_GB": 30}}, {}) in during
+    assert ({S: {"VCPU": 6}, P: {"DISK_GB": 40}}, {}) not in during
+
+
+def test_confirm_and_revert_states_on_a_pool():
+    assert ({D: {"VCPU": 4}, P: {"DISK_GB": 30}}, {}) in pooled("resize", "doubled", "confirming")
+    assert ({S: {"VCPU": 2}, P: {"DISK_GB": 10}}, {}) in pooled("resize", "doubled", "reverting")

@@ -49,6 +49,18 @@ def test_unknown_consumer_reads_as_empty(backend):
     assert (got.allocations, got.generation) == ({}, None)
 
 
+def test_many_consumers_read_at_once_as_one_by_one(backend, make_provider, claim):
+    first, second = make_provider({"VCPU": 8}), make_provider({"VCPU": 8})
+    both = claim({first.uuid: {"VCPU": 1}, second.uuid: {"VCPU": 2}}, project="p1")
+    one = claim({second.uuid: {"VCPU": 3}}, user="u2")
+    unknown = new_uuid()
+    got = backend.get_consumers_allocations([both, one, unknown])
+    assert got == {c: backend.get_consumer_allocations(c) for c in (both, one, unknown)}
+    assert got[both].allocations == {first.uuid: {"VCPU": 1}, second.uuid: {"VCPU": 2}}
+    assert (got[unknown].allocations, got[unknown].generation) == ({}, None)
+    assert backend.get_consumers_allocations([]) == {}
+
+
 def test_replace_needs_the_current_consumer_generation(backend, make_provider, claim):
     rp = make_provider({"VCPU": 8})
     consumer = claim({rp.uuid: {"VCPU": 2}})

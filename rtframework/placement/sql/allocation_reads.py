@@ -33,6 +33,32 @@ def of_consumer(engine: sa.Engine, consumer_uuid: str) -> t.ConsumerAllocations:
     )
 
 
+_CHUNK = 1000
+
+
+def of_consumers(engine: sa.Engine, consumer_uuids: list[str]) -> dict[str, t.ConsumerAllocations]:
+    """:func:`of_consumer` of many consumers, in a statement or two per
+    thousand of them."""
+    uuids = list(dict.fromkeys(
+        validation.normalize_uuid(u, "consumer uuid") for u in consumer_uuids))
+    c = m.consumers
+    found: dict[str, t.ConsumerAllocations] = {}
+    with translated(), db.read(engine) as conn:
+        for first in range(0, len(uuids), _CHUNK):
+            chunk = uuids[first:first + _CHUNK]
+            rows = {row.uuid: row for row in conn.execute(sa.select(c).where(c.c.uuid.in_(chunk)))}
+            held = alloc.consumer_allocations(conn, chunk)
+            for uuid in chunk:
+                row = rows.get(uuid)
+                found[uuid] = t.ConsumerAllocations(consumer_uuid=uuid, allocations={}) \
+                    if row is None else t.ConsumerAllocations(
+                        consumer_uuid=uuid,
+                        allocations={p: dict(r) for p, r in held.get(uuid, {}).items()},
+                        generation=row.generation, project_id=row.project_id,
+                        user_id=row.user_id, consumer_type=row.consumer_type)
+    return found
+
+
 def of_provider(engine: sa.Engine, uuid: str) -> dict[str, dict[str, int]]:
     """consumer uuid -> class -> amount, on this provider."""
     uuid = validation.normalize_uuid(uuid, "provider uuid")

@@ -26,10 +26,11 @@ from dataclasses import dataclass
 
 import sqlalchemy as sa
 
+from rtframework import db
 from rtframework.placement import errors, validation
 from rtframework.placement import types as t
 from rtframework.placement.sql import models as m
-from rtframework.placement.sql import queries, write_plan
+from rtframework.placement.sql import pg_write, queries, write_plan
 from rtframework.placement.sql.write_plan import (
     ConsumerRow,
     ProviderRaced,
@@ -131,6 +132,24 @@ def _read_providers(conn: sa.Connection, uuids: list[str], ids: list[int]):
             provider.inventories[row.resource_class] = queries.to_inventory(row)
             provider.usages[row.resource_class] = int(row.used)
     return found
+
+
+def write(engine: sa.Engine, writes: Sequence[t.AllocationWrite]) -> None:
+    """One attempt at ``writes`` in its own transaction(s).
+
+    On PostgreSQL the one-statement write (:mod:`pg_write`) goes first;
+    whatever it declines (an error to name, a race, a consumer created
+    meanwhile) it leaves unwritten, for :func:`write_once`.
+    """
+    if engine.dialect.name == "postgresql":
+        try:
+            with db.autocommit(engine) as conn:
+                if pg_write.try_write(conn, writes):
+                    return
+        except sa.exc.IntegrityError:
+            pass
+    with db.transaction(engine) as conn:
+        write_once(conn, writes)
 
 
 def write_once(conn: sa.Connection, writes: Sequence[t.AllocationWrite]) -> None:

@@ -182,6 +182,11 @@ class SQLBackend(contract.PlacementBackend):
     def get_consumer_allocations(self, consumer_uuid: str) -> t.ConsumerAllocations:
         return allocation_reads.of_consumer(self.engine, consumer_uuid)
 
+    def get_consumers_allocations(
+        self, consumer_uuids: Sequence[str]
+    ) -> dict[str, t.ConsumerAllocations]:
+        return allocation_reads.of_consumers(self.engine, list(consumer_uuids))
+
     def get_provider_allocations(self, uuid: str) -> dict[str, dict[str, int]]:
         return allocation_reads.of_provider(self.engine, uuid)
 
@@ -190,8 +195,8 @@ class SQLBackend(contract.PlacementBackend):
         # Placement does server-side; a consumer generation conflict must
         # reach the caller, who has to re-read and decide.
         writes = validation.allocation_writes(writes)
-        with translated(), self._write() as conn:
-            alloc.write_once(conn, writes)
+        with translated():
+            alloc.write(self.engine, writes)
 
     def delete_allocations(self, consumer_uuid: str) -> None:
         consumer_uuid = validation.normalize_uuid(consumer_uuid, "consumer uuid")

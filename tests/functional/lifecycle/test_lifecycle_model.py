@@ -46,6 +46,7 @@ from rtframework import instance_recovery, invariants, scheduler
 from rtframework.compute import values as v
 from rtframework.moves import delete as deleting
 from rtframework.moves import errors, evacuate, live, migrate, resize
+from rtframework.placement import types as t
 from rtframework.tracker import TrackerError
 from tests.functional.moves.conftest import PROJECT, USER, Cloud
 
@@ -362,6 +363,24 @@ class Lifecycle(RuleBasedStateMachine):
             assert held == {label: dict(instance.flavor.resources)}, (instance, held)
             assert uuid in self.cloud.running(label)
 
+    def forget_hosts(self):
+        """Take this example's hosts out of placement and the compute
+        records once they hold nothing: the next example has hosts of its
+        own, and each snapshot then reads three trees, not every tree of
+        every example before it."""
+        backend = self.cloud.backend
+        for label in HOSTS:
+            root = self.cloud.root(label)
+            tree = {p.uuid: p for p in backend.list_providers(t.ProviderQuery(in_tree=root))}
+
+            def depth(uuid, tree=tree):
+                parent = tree[uuid].parent_uuid
+                return 0 if parent not in tree else 1 + depth(parent)
+
+            for uuid in sorted(tree, key=depth, reverse=True):
+                backend.delete_provider(uuid)
+            self.cloud.store.delete_compute_node(root)
+
     def teardown(self):
         try:
             self.converge()
@@ -369,6 +388,7 @@ class Lifecycle(RuleBasedStateMachine):
             for uuid, expected in self.model.items():
                 if not expected.gone and self.instance(uuid).vm_state != v.DELETED:
                     deleting.delete(self.cloud.ctx, uuid)
+        self.forget_hosts()
 
 
 @pytest.mark.parametrize("strategy", ["doubled", "migration"])

@@ -1,5 +1,6 @@
 """Every move x every outcome x both claim strategies x both periodic orders,
-on a flat cloud and on a nested one (NUMA children, two identical GPUs).
+on a flat cloud and on a nested one (NUMA children, two identical GPUs)
+whose disk comes from a shared storage pool.
 
 At every step the allocations of the instance (I) and migration (M)
 consumers and the usages of every provider are compared with the
@@ -8,19 +9,25 @@ state must be one the reference model (rtframework.reference, written
 separately from the same facts) allows for the records; then both hosts'
 periodic updates run (source first or destination first) and the same
 state must still hold: no heal on either host may undo any of it.
+
+The pool is held once while a move runs (the disk does not move), at the
+larger of the two flavors' disks, by the instance: the usage of the pool is
+compared too, so a disk counted twice fails at the step that does it.
 """
 
 from __future__ import annotations
 
 import os
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import pytest
 
-from rtframework import audit, invariants, reference
+from rtframework import audit, invariants, reference, sharing
 from rtframework.compute import values as v
 from rtframework.moves import delete, errors, evacuate, live, migrate, recovery, resize
+from rtframework.placement import types as t
 
 pytestmark = pytest.mark.placement
 
@@ -31,8 +38,10 @@ WHOLE_PLACEMENT_IS_OURS = os.environ.get("RTF_TEST_BACKEND", "sql") == "sql"
 F_OLD = {"VCPU": 2, "MEMORY_MB": 1024, "DISK_GB": 10}
 F_NEW = {"VCPU": 4, "MEMORY_MB": 2048, "DISK_GB": 20}
 # The nested cloud: MEMORY_MB on two NUMA children, two identical
-# one-VGPU GPU children (one under each); flavors take a VGPU too.
+# one-VGPU GPU children (one under each), DISK_GB from a storage pool both
+# hosts share (none on the hosts); flavors take a VGPU too.
 NESTED = {"numa_nodes": 2, "gpus": 2, "vgpus_per_gpu": 1}
+POOL = "pool"  # the label of the storage pool in the tables
 FLAVORS = {"flat": (F_OLD, F_NEW),
            "nested": ({**F_OLD, "VGPU": 1}, {**F_NEW, "VGPU": 1})}
 
@@ -48,6 +57,7 @@ class Run:
     migration: str = ""
     f_old: dict = None  # type: ignore[assignment]
     f_new: dict = None  # type: ignore[assignment]
+    pool: str | None = None  # the storage pool's uuid (nested cloud)
 
     @property
     def ctx(self):
@@ -169,22 +179,36 @@ def expected(run: Run, symbol: str, strategy: str) -> dict:
     """{"I": {host: {rc: n}}, "M": {...}} for a symbolic state."""
     src, dst, old = "a", run.dest_host, run.f_old
     new = old if run.kind in ("migrate", "live", "evacuate") else run.f_new
-    if symbol == SOURCE:
-        return {"I": {src: old}, "M": {}}
-    if symbol == DEST:
-        return {"I": {dst: new}, "M": {}}
     if symbol == GONE:
         return {"I": {}, "M": {}}
+    if symbol == SOURCE:
+        return {"I": on(run, src, old), "M": {}}
+    if symbol == DEST:
+        return {"I": on(run, dst, new), "M": {}}
+    # The pool, held once at the larger disk by the instance.
+    once = {} if run.pool is None else {POOL: {"DISK_GB": max(old["DISK_GB"], new["DISK_GB"])}}
+    old_here, new_here = (on(run, host, f).get(host, {}) for host, f in ((src, old), (dst, new)))
     if strategy == "migration" and run.kind != "evacuate":
-        return {"I": {dst: new}, "M": {src: old}}
+        return {"I": {dst: new_here, **once}, "M": {src: old_here}}
     if src == dst:
-        return {"I": {src: {rc: old[rc] + new[rc] for rc in old}}, "M": {}}
-    return {"I": {src: old, dst: new}, "M": {}}
+        return {"I": {src: {rc: old_here[rc] + new_here[rc] for rc in old_here}, **once},
+                "M": {}}
+    return {"I": {src: old_here, dst: new_here, **once}, "M": {}}
+
+
+def on(run: Run, host: str, flavor: dict) -> dict:
+    """A flavor held by a host: its disk on the pool when there is one."""
+    if run.pool is None:
+        return {host: dict(flavor)}
+    return {host: {rc: n for rc, n in flavor.items() if rc != "DISK_GB"},
+            POOL: {"DISK_GB": flavor["DISK_GB"]}}
 
 
 def reference_allows(run: Run, want: dict) -> bool:
     """The reference model allows ``want`` for the records as they are now."""
     store, cloud = run.cloud.store, run.cloud
+    pools = () if run.pool is None else (reference.Pool(
+        run.pool, frozenset({"DISK_GB"}), frozenset({cloud.root("a"), cloud.root("b")})),)
     instance = store.get_instance(run.instance)
     migration = store.get_migration(run.migration) if run.migration else None
     if migration is not None and not migration.finished:
@@ -192,34 +216,44 @@ def reference_allows(run: Run, want: dict) -> bool:
             migration.migration_type, migration.claim_strategy, migration.status,
             source_root=cloud.root("a"), dest_root=cloud.root(run.dest_host),
             f_old=migration.old_flavor.resources, f_new=migration.new_flavor.resources,
-            instance_deleted=instance.vm_state == v.DELETED)
+            instance_deleted=instance.vm_state == v.DELETED, pools=pools)
     else:
         own = cloud.root(cloud.label(instance.host)) if instance.host else None
         allowed = reference.at_rest(instance.vm_state, instance.task_state, own,
-                                    instance.flavor.resources)
-    i, m = ({cloud.root(label): res for label, res in want[c].items()} for c in "IM")
+                                    instance.flavor.resources, pools)
+    i, m = ({run.pool if label == POOL else cloud.root(label): res
+             for label, res in want[c].items()} for c in "IM")
     return any(h.matches(reference.add(i), reference.add(m)) for h in allowed)
 
 
 def usages_of(allocations: dict) -> dict:
-    out: dict = {"a": {}, "b": {}}
+    out: dict = {}
     for held in allocations.values():
         for host, resources in held.items():
             for rc, n in resources.items():
-                out[host][rc] = out[host].get(rc, 0) + n
+                out.setdefault(host, {})[rc] = out.get(host, {}).get(rc, 0) + n
     return out
 
 
 def snapshot(run: Run) -> dict:
-    allocations = {"I": run.cloud.allocations(run.instance),
-                   "M": run.cloud.allocations(run.migration) if run.migration else {}}
-    return {"allocations": allocations, "usages": run.cloud.usages()}
+    def labelled(consumer: str) -> dict:
+        held = run.cloud.allocations(consumer) if consumer else {}
+        return {(POOL if p == run.pool else p): r for p, r in held.items()}
+
+    usages = {host: used for host, used in run.cloud.usages().items() if used}
+    if run.pool is not None:
+        pooled = {rc: n for rc, n in run.cloud.backend.get_provider_usages(run.pool).items()
+                  if n}
+        usages.update({POOL: pooled} if pooled else {})
+    return {"allocations": {"I": labelled(run.instance), "M": labelled(run.migration)},
+            "usages": usages}
 
 
-# The nested cloud runs with the destination's periodic first only (the
-# order in which a heal could take a half it does not own), to keep the
-# default suite's time.
-SHAPES = [("flat", "source-first"), ("flat", "dest-first"), ("nested", "dest-first")]
+# Every move on both clouds, with the source's periodic first and with the
+# destination's first (the order in which a heal could take a half it does
+# not own).
+SHAPES = [("flat", "source-first"), ("flat", "dest-first"),
+          ("nested", "source-first"), ("nested", "dest-first")]
 
 
 @pytest.mark.parametrize("shape,order", SHAPES, ids=[f"{s}-{o}" for s, o in SHAPES])
@@ -227,12 +261,16 @@ SHAPES = [("flat", "source-first"), ("flat", "dest-first"), ("nested", "dest-fir
 @pytest.mark.parametrize("scenario", sorted(SCENARIOS))
 def test_move(cloud, config, scenario, strategy, order, shape):
     config.config(move_claim_strategy=strategy, group="placement")
+    pool = None
     if shape == "nested":
-        config.config(group="fake_driver", **NESTED)
+        aggregate = str(uuid.uuid4())
+        config.config(group="fake_driver", shared_storage_aggregate=aggregate, **NESTED)
+        pool = sharing.ensure_pool(cloud.backend, f"pool-{cloud.suffix}", aggregate,
+                                   {"DISK_GB": t.Inventory(total=100)})
     kind, steps = SCENARIOS[scenario]
     cloud.add_host("a")
     cloud.add_host("b")
-    run = Run(cloud, kind, f_old=FLAVORS[shape][0], f_new=FLAVORS[shape][1])
+    run = Run(cloud, kind, f_old=FLAVORS[shape][0], f_new=FLAVORS[shape][1], pool=pool)
     run.instance = cloud.boot("a", run.f_old).uuid
     labels = ["a", "b"] if order == "source-first" else ["b", "a"]
 

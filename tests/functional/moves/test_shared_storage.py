@@ -3,14 +3,16 @@ disk does not move, so the pool holds it once while the move runs."""
 
 from __future__ import annotations
 
+import os
 import uuid
 
 import pytest
 
-from rtframework import sharing
+from rtframework import audit, invariants, scheduler, sharing
 from rtframework.compute import values as v
 from rtframework.moves import live, migrate, resize
 from rtframework.placement import types as t
+from rtframework.tracker import NoCapacity
 
 pytestmark = pytest.mark.placement
 
@@ -105,3 +107,57 @@ def test_a_live_migration_and_its_abort_keep_the_disk_once(pool_cloud):
                                      "pool": {"DISK_GB": 10}}
     assert pool_used(cloud) == 10
     check(cloud)
+
+
+@pytest.mark.parametrize("end", ["confirm", "revert"])
+def test_check_and_audit_judge_a_pool_cloud_without_false_findings(pool_cloud, end):
+    # The reference model knows the pool serves both hosts: the disk there
+    # is the instance's own, and held once while the move runs.
+    cloud = pool_cloud
+    vm = cloud.boot("a", F)
+    assert judged(cloud) == ([], [])
+    mig = resize.run(cloud.ctx, vm.uuid, v.Flavor("bigger", BIGGER), to_host=cloud.host("b"))
+    assert judged(cloud) == ([], [])
+    getattr(resize, end)(cloud.ctx, mig.uuid)
+    assert judged(cloud) == ([], [])
+
+
+def test_check_finds_a_shared_disk_held_twice(pool_cloud):
+    cloud = pool_cloud
+    vm = cloud.boot("a", F)
+    migrate.migrate(cloud.ctx, vm.uuid, to_host=cloud.host("b"))
+    held = cloud.backend.get_consumer_allocations(vm.uuid)
+    twice = {p: dict(r) for p, r in held.allocations.items()}
+    twice[cloud.pool] = {"DISK_GB": 20}
+    cloud.backend.write_allocations([t.AllocationWrite(
+        vm.uuid, twice, "proj", "user", held.generation)])
+    on_pool = {f.kind for f in audit.check_move_invariants(cloud.backend, cloud.store, cloud.conf)
+               if f.provider_uuid == cloud.pool}
+    assert on_pool == {"unexpected_move_claim"}
+    if os.environ.get("RTF_TEST_BACKEND", "sql") == "sql":
+        found = invariants.check(cloud.backend, cloud.store, recheck_delay=-1)
+        assert {(f.kind, f.provider_uuid) for f in found} == {
+            ("unexpected_move_claim", cloud.pool)}
+
+
+def judged(cloud) -> tuple[list[str], list[str]]:
+    """The kinds of what ``rtf check`` (not on a real Placement, which other
+    tests share) and the move audit report."""
+    found = []
+    if os.environ.get("RTF_TEST_BACKEND", "sql") == "sql":  # else too slow to read it all
+        found = invariants.check(cloud.backend, cloud.store, recheck_delay=-1)
+    return (sorted(f.kind for f in found),
+            sorted(f.kind for f in audit.check_move_invariants(
+                cloud.backend, cloud.store, cloud.conf)))
+
+
+def test_a_refusal_names_the_full_pool(pool_cloud):
+    cloud = pool_cloud
+    cloud.boot("a", {"VCPU": 1, "MEMORY_MB": 256, "DISK_GB": 80}, name="big")
+    vm = cloud.boot("b", F)
+    full = f"pool-{cloud.suffix} is full for DISK_GB=30: 10 free of 100"
+    with pytest.raises(scheduler.NoValidHost, match=full):
+        resize.start(cloud.ctx, vm.uuid, v.Flavor("bigger", BIGGER), to_host=cloud.host("a"))
+    assert holds(cloud, vm.uuid)["pool"] == {"DISK_GB": 10}
+    with pytest.raises(NoCapacity, match=f"pool-{cloud.suffix} is full for DISK_GB=20: 10 free"):
+        cloud.boot("a", {**F, "DISK_GB": 20}, name="one-too-many")

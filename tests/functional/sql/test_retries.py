@@ -22,16 +22,16 @@ def provider(backend):
 
 
 def _aborting(monkeypatch, times: int, exc: Exception) -> list[int]:
-    real = alloc.write_once
+    real = alloc.write
     calls: list[int] = []
 
-    def write_once(conn, writes):
+    def write(engine, writes):
         calls.append(1)
         if len(calls) <= times:
             raise exc
-        return real(conn, writes)
+        return real(engine, writes)
 
-    monkeypatch.setattr(alloc, "write_once", write_once)
+    monkeypatch.setattr(alloc, "write", write)
     monkeypatch.setattr("time.sleep", lambda _s: None)
     return calls
 

@@ -7,6 +7,11 @@ before it applies its plan, and does what a racing writer would do (on
 another pooled connection, committed before the writer goes on), or makes
 the database itself raise a transient or a lasting error. Every test
 asserts what the caller gets and what placement holds afterwards.
+
+These drive the general write (read, decide, apply a plan). On PostgreSQL
+a write first tries the one-statement write, which has no step between
+reading and writing to hook into: it is switched off here, and its own
+races are forced in test_pg_write.py.
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ import sqlalchemy as sa
 
 from rtframework.placement import errors
 from rtframework.placement import types as t
-from rtframework.placement.sql import write_plan
+from rtframework.placement.sql import pg_write, write_plan
 from rtframework.placement.sql.backend import SQLBackend
 from tests.fixtures import databases
 from tests.functional.sql.conftest import make_conf
@@ -97,6 +102,7 @@ def before_apply(monkeypatch):
             return real(conn, plan)
 
         monkeypatch.setattr(write_plan, "apply", apply)
+        monkeypatch.setattr(pg_write, "try_write", lambda conn, writes: False)
         return attempts
 
     return install

@@ -14,6 +14,7 @@ from rtframework.tracker import (
     InvalidInstanceState,
     NoCapacity,
     NotOwned,
+    UnknownNode,
 )
 from tests.functional.tracker.conftest import SMALL, boot, usage
 
@@ -190,15 +191,32 @@ def test_unknown_instance_reference(tracker):
         tracker.delete("nope")
 
 
-def test_periodic_after_a_boot_reads_only_the_new_consumer(tracker):
+def test_periodic_after_a_boot_reads_only_the_new_consumer(tracker, monkeypatch):
     for n in range(3):
         boot(tracker, f"old{n}", Flavor("tiny", {"VCPU": 1}))
     tracker.update_available_resource()
-    boot(tracker, "new", Flavor("tiny", {"VCPU": 1}))
+    new = boot(tracker, "new", Flavor("tiny", {"VCPU": 1}))
     tracker.stats.reset()
+    asked: list[list[str]] = []
+    backend = tracker.backend.wrapped
+    real = backend.get_consumers_allocations
+    monkeypatch.setattr(backend, "get_consumers_allocations",
+                        lambda uuids: asked.append(list(uuids)) or real(uuids))
     tracker.update_available_resource()
     assert tracker.stats.writes == 0, tracker.stats.by_method
-    assert tracker.stats.by_method["get_consumer_allocations"] == 1, tracker.stats.by_method
+    assert tracker.stats.by_method["get_consumers_allocations"] == 1, tracker.stats.by_method
+    assert "get_consumer_allocations" not in tracker.stats.by_method
+    assert asked == [[new.uuid]]
+
+
+def test_a_fresh_tracker_reads_every_consumer_in_one_call(tracker, make_tracker):
+    for n in range(3):
+        boot(tracker, f"vm{n}", Flavor("tiny", {"VCPU": 1}))
+    tracker.update_available_resource()
+    fresh = make_tracker(tracker.host)
+    fresh.update_available_resource()
+    assert fresh.stats.by_method["get_consumers_allocations"] == 1, fresh.stats.by_method
+    assert "get_consumer_allocations" not in fresh.stats.by_method
 
 
 def test_delete_while_building_wins(tracker, make_tracker):
@@ -249,3 +267,27 @@ def test_class_no_provider_offers_is_named_in_the_refusal(tracker):
     with pytest.raises(NoCapacity, match="no provider of the tree offers CUSTOM_FPGA"):
         boot(tracker, flavor=Flavor("fpga", {"VCPU": 2, "CUSTOM_FPGA": 1}))
     assert tracker.compute.list_instances() == []
+
+
+def test_boot_on_a_node_the_host_does_not_have_names_its_nodes(tracker):
+    with pytest.raises(UnknownNode) as exc:
+        boot(tracker, node="h9")
+    assert str(exc.value) == "host h1 has no node 'h9'; it has h1"
+    assert tracker.compute.list_instances() == []
+    assert usage(tracker) == {}
+
+
+def test_shelve_of_a_shelved_or_deleted_instance_is_refused(tracker):
+    inst = boot(tracker)
+    tracker.shelve_offload(inst.uuid)
+    tracker.unshelve(inst.uuid)
+    tracker.compute.update_instance(inst.uuid, task_state="resize_prep")
+    with pytest.raises(InvalidInstanceState) as exc:
+        tracker.shelve_offload(inst.uuid)
+    assert str(exc.value) == (f"instance {inst.uuid} is {v.ACTIVE} (task resize_prep); only an "
+                              "ACTIVE idle instance can be shelved")
+    assert held(tracker, inst.uuid) != {}
+    tracker.compute.update_instance(inst.uuid, task_state=None)
+    tracker.delete(inst.uuid)
+    with pytest.raises(InvalidInstanceState, match=f"^instance {inst.uuid} is already deleted$"):
+        tracker.delete(inst.uuid)

@@ -7,7 +7,7 @@ import pytest
 
 from rtframework import instance_recovery
 from rtframework.compute import values as v
-from rtframework.moves.common import MoveContext
+from rtframework.moves.context import MoveContext
 from rtframework.tracker import TrackerError
 from tests.fixtures.crash import Crash, Steps
 from tests.functional.tracker.conftest import SMALL, boot, usage
@@ -146,3 +146,22 @@ def test_restart_destroys_guests_the_records_place_elsewhere(tracker, make_track
     again, done = restart(tracker, make_tracker)
     assert sorted(r.instance_uuid for r in done.strays) == sorted([gone.uuid, elsewhere.uuid])
     assert sorted(again.driver.list_instances()) == sorted([here.uuid, "not-ours"])
+
+
+def test_killed_unshelve_whose_guest_cannot_start_on_restart_is_undone(tracker, make_tracker):
+    """The claim was made before the kill; on restart the hypervisor
+    refuses the guest: the instance goes back to shelved, holding nothing."""
+    inst = boot(tracker)
+    tracker.shelve_offload(inst.uuid)
+    other = make_tracker("h2")
+    other.update_available_resource()
+    killed(other, lambda: other.unshelve(inst.uuid), 2)
+    assert held(other, inst.uuid) != {}
+    other.driver.fail_spawn = lambda spec: spec.uuid == inst.uuid
+    again, done = restart(other, make_tracker)
+    assert [(r.instance_uuid, r.action, r.after) for r in done.instances] == [
+        (inst.uuid, "finish unshelve", f"{v.SHELVED_OFFLOADED}/-")]
+    assert record(again, inst.uuid) == (v.SHELVED_OFFLOADED, None, None)
+    assert held(again, inst.uuid) == {}
+    assert again.driver.list_instances() == []
+    assert usage(again) == {}

@@ -1,0 +1,123 @@
+"""Scale: limited candidate searches in a cloud of 100,000 providers.
+
+The cloud of ``candidates`` (same rows, bulk-seeded, then ANALYZE), ten
+times larger. The sql backend gets a database of its own; Placement's
+database is the one the run shares, topped up to the same providers (the
+earlier benchmarks may have left a few dozen providers of their own in
+it). Placement is measured only while its share of the run stays within
+PLACEMENT_BUDGET_S (seeding included); past that it is reported as not
+finished.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+
+import sqlalchemy as sa
+
+from benchmarks import candidates, seed
+from benchmarks import environment as env
+from benchmarks.results import Figure, Report, Verdict, percentile
+from rtframework import db
+from rtframework.placement import types as t
+from tests.fixtures.placement_server import PlacementServer
+
+BENCH = "scale"
+TARGET_P50_MS = {10: 25.0, 1000: 100.0}
+TARGET_ENGINE = "postgresql"
+PLACEMENT_BUDGET_S = 600.0
+
+
+def sizes(quick: bool) -> dict:
+    if quick:
+        return {"providers": 200, "samples": 3, "placement_samples": 1}
+    return {"providers": 100_000, "samples": 15, "placement_samples": 3}
+
+
+def _seeded_in_placement(url: str) -> int:
+    """How many of the benchmark cloud's providers Placement holds already
+    (``candidates`` seeds them in index order)."""
+    engine = db.create_engine(url)
+    try:
+        with db.read(engine) as conn:
+            return conn.execute(sa.text(
+                "SELECT count(*) FROM resource_providers WHERE name LIKE 'bench-cn-%'")).scalar()
+    finally:
+        engine.dispose()
+
+
+def run(engine_name: str, work_dir: str, quick: bool,
+        server: PlacementServer | None) -> Report:
+    plan = sizes(quick)
+    size = plan["providers"]
+    report = Report()
+    report.notes.append(
+        f"scale: the candidates cloud at {size} providers, limits 10 and 1000; sql p50 of "
+        f"{plan['samples']} searches; Placement {plan['placement_samples']} per limit "
+        f"within {PLACEMENT_BUDGET_S:g}s (its seeding included) or not finished.")
+    with contextlib.ExitStack() as stack:
+        url = stack.enter_context(env.database(engine_name, os.path.join(work_dir, "scale-db")))
+        backend = env.sql_backend(work_dir, url)
+        stack.callback(backend.close)
+        began = time.perf_counter()
+        seed.seed_sql(url, 0, size)
+        seed.analyze(url)
+        report.figures.append(Figure(BENCH, engine_name, f"seed {size} sql (bulk)",
+                                     time.perf_counter() - began, "s"))
+        for limit in (10, 1000):
+            query = t.CandidateQuery(resources=candidates.REQUEST, limit=limit)
+            backend.get_allocation_candidates(query)
+            ms = []
+            for _ in range(plan["samples"]):
+                began = time.perf_counter()
+                found = backend.get_allocation_candidates(query)
+                ms.append((time.perf_counter() - began) * 1000)
+            p50 = percentile(ms, 50)
+            report.figures.append(Figure(
+                BENCH, engine_name, f"{size} limit={limit} sql p50", p50, "ms",
+                f"{len(found.allocation_requests)} candidates", min(ms), max(ms)))
+            if engine_name == TARGET_ENGINE:
+                report.verdicts.append(Verdict(
+                    BENCH, engine_name, f"{size} providers limit={limit}: sql p50 <= "
+                    f"{TARGET_P50_MS[limit]:g} ms", f"{p50:.1f} ms",
+                    p50 <= TARGET_P50_MS[limit]))
+        if server is not None:
+            _placement(report, engine_name, work_dir, server, plan)
+    return report
+
+
+def _placement(report: Report, engine: str, work_dir: str, server: PlacementServer,
+               plan: dict) -> None:
+    size = plan["providers"]
+    deadline = time.perf_counter() + PLACEMENT_BUDGET_S
+    began = time.perf_counter()
+    seed.seed_placement(server.database_url, _seeded_in_placement(server.database_url), size)
+    seed.analyze(server.database_url)
+    report.figures.append(Figure(BENCH, engine, f"seed {size} placement (bulk)",
+                                 time.perf_counter() - began, "s"))
+    backend = env.http_backend(work_dir, server.url)
+    try:
+        for limit in (10, 1000):
+            query = t.CandidateQuery(resources=candidates.REQUEST, limit=limit)
+            ms = []
+            while len(ms) < plan["placement_samples"] and time.perf_counter() < deadline:
+                began = time.perf_counter()
+                found = backend.get_allocation_candidates(query)
+                ms.append((time.perf_counter() - began) * 1000)
+            if not ms:
+                report.notes.append(f"scale on {engine}: Placement limit={limit} NOT FINISHED "
+                                    f"within {PLACEMENT_BUDGET_S:g}s (seeding included)")
+                continue
+            report.figures.append(Figure(
+                BENCH, engine, f"{size} limit={limit} placement p50", percentile(ms, 50), "ms",
+                f"{len(found.allocation_requests)} candidates, {len(ms)} samples", min(ms),
+                max(ms)))
+            sql = report.find(BENCH, engine, f"{size} limit={limit} sql p50")
+            if sql is not None and sql.value:
+                report.figures.append(Figure(BENCH, engine, f"{size} limit={limit} "
+                                             "placement/sql p50",
+                                             percentile(ms, 50) / sql.value, "x"))
+    finally:
+        backend.close()

@@ -1,0 +1,187 @@
+"""The one-statement allocation write on PostgreSQL (``pg_write``).
+
+It may only write what the general write would write, and must decline
+(leaving nothing behind) whenever the general write has an error to name
+or a race to retry. Races inside one statement are forced without sleeps:
+a rival transaction holds the row the statement must lock, the test waits
+until the statement is blocked on it (pg_stat_activity), then the rival
+commits.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+
+import pytest
+import sqlalchemy as sa
+
+from rtframework.placement import errors
+from rtframework.placement import types as t
+from rtframework.placement.sql import allocations as alloc
+from rtframework.placement.sql import pg_write
+from tests.fixtures import databases
+
+pytestmark = pytest.mark.skipif(databases.selected_engine() != "postgresql",
+                                reason="the one-statement write is PostgreSQL's")
+
+
+@pytest.fixture
+def calls(monkeypatch):
+    """What each write did: 'fast' (written in one statement), 'declined',
+    'general' (the general write ran)."""
+    seen: list[str] = []
+    real_try, real_once = pg_write.try_write, alloc.write_once
+
+    def try_write(conn, writes):
+        written = real_try(conn, writes)
+        seen.append("fast" if written else "declined")
+        return written
+
+    def write_once(conn, writes):
+        seen.append("general")
+        return real_once(conn, writes)
+
+    monkeypatch.setattr(pg_write, "try_write", try_write)
+    monkeypatch.setattr(alloc, "write_once", write_once)
+    return seen
+
+
+def _provider(backend, total=8, **inv):
+    rp = backend.create_provider(f"pgw-{uuid.uuid4().hex}")
+    backend.set_inventories(rp.uuid, 0, {"VCPU": t.Inventory(total=total, **inv)})
+    return rp.uuid
+
+
+def _claim(backend, consumer, allocations, generation=None):
+    backend.put_allocations(consumer, allocations, project_id="p", user_id="u",
+                            consumer_generation=generation)
+
+
+def _new() -> str:
+    return str(uuid.uuid4())
+
+
+def test_a_valid_write_is_one_statement(backend, calls):
+    provider, other = _provider(backend), _provider(backend)
+    mine = _new()
+    _claim(backend, mine, {provider: {"VCPU": 2}})
+    _claim(backend, mine, {other: {"VCPU": 3}}, generation=1)
+    _claim(backend, mine, {}, generation=2)
+    assert calls == ["fast", "fast", "fast"]
+    assert backend.get_consumer_allocations(mine).generation is None
+    assert backend.get_provider(provider).generation == 1 + 2
+    assert backend.get_provider(other).generation == 1 + 2
+
+
+@pytest.mark.parametrize("allocations, generation, error", [
+    ({"VCPU": 10}, None, errors.CapacityExceeded),
+    ({"VCPU": 3}, None, errors.InvalidAllocation),  # step_size 2
+    ({"DISK_GB": 1}, None, errors.InvalidAllocation),  # no inventory
+    ({"CUSTOM_NOWHERE": 1}, None, errors.ResourceClassNotFound),
+    ({"VCPU": 2}, 4, errors.ConsumerGenerationConflict),
+])
+def test_what_the_general_write_refuses_is_declined_and_changes_nothing(
+        backend, calls, allocations, generation, error):
+    provider = _provider(backend, step_size=2)
+    mine = _new()
+    with pytest.raises(error):
+        _claim(backend, mine, {provider: allocations}, generation)
+    assert calls == ["declined", "general"]
+    assert backend.get_provider(provider).generation == 1
+    assert backend.get_provider_allocations(provider) == {}
+
+
+def test_a_provider_over_capacity_is_left_to_the_general_write(backend, calls):
+    provider = _provider(backend, total=4)
+    mine = _new()
+    _claim(backend, mine, {provider: {"VCPU": 4}})
+    backend.set_inventories(provider, 2, {"VCPU": t.Inventory(total=2)})
+    # Usage 4 > capacity 2: shrinking what the consumer holds is allowed
+    # (the general rule), the statement's stricter check declines it.
+    _claim(backend, mine, {provider: {"VCPU": 3}}, generation=1)
+    assert calls == ["fast", "declined", "general"]
+    assert backend.get_provider_allocations(provider) == {mine: {"VCPU": 3}}
+
+
+def test_a_consumer_that_holds_nothing_is_left_to_the_general_write(backend, calls):
+    # Only the providers a consumer holds guard its generation in the
+    # statement; a consumer row without allocations has none.
+    provider = _provider(backend)
+    mine = _new()
+    with backend.engine.begin() as conn:
+        conn.execute(sa.text("INSERT INTO consumers (uuid, project_id, user_id, generation) "
+                             "VALUES (:u, 'p', 'u', 3)"), {"u": mine})
+    _claim(backend, mine, {provider: {"VCPU": 2}}, generation=3)
+    assert calls == ["declined", "general"]
+    got = backend.get_consumer_allocations(mine)
+    assert (got.allocations, got.generation) == ({provider: {"VCPU": 2}}, 4)
+
+
+def _blocked_on_a_lock(engine, deadline=30.0) -> None:
+    began = time.monotonic()
+    with engine.connect() as conn:
+        while time.monotonic() - began < deadline:
+            waiting = conn.execute(sa.text(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                "AND wait_event_type = 'Lock'")).scalar()
+            conn.rollback()
+            if waiting:
+                return
+            time.sleep(0.01)
+    raise AssertionError("the write never waited for the rival's lock")
+
+
+def _racing(backend, rival_sql: str, params: dict, write) -> list:
+    """Run ``write`` while a rival transaction that ran ``rival_sql``
+    holds its locks; the rival commits once ``write`` waits for them."""
+    outcome: list = []
+    with backend.engine.connect() as rival:
+        rival.execute(sa.text(rival_sql), params)
+
+        def run():
+            try:
+                write()
+                outcome.append(None)
+            except Exception as exc:  # noqa: BLE001 - handed to the test
+                outcome.append(exc)
+
+        writer = threading.Thread(target=run)
+        writer.start()
+        _blocked_on_a_lock(backend.engine)
+        rival.commit()
+        writer.join(60)
+    assert outcome, "the write did not finish"
+    return outcome
+
+
+def test_a_provider_bumped_meanwhile_is_declined_and_written_by_the_general_write(
+        backend, calls):
+    provider = _provider(backend)
+    mine = _new()
+    outcome = _racing(
+        backend, "UPDATE resource_providers SET generation = generation + 1 WHERE uuid = :u",
+        {"u": provider}, lambda: _claim(backend, mine, {provider: {"VCPU": 2}}))
+    assert outcome == [None]
+    # Holding the lock, the statement found the generation moved since its
+    # snapshot and wrote nothing; the general write re-read and wrote.
+    assert calls == ["declined", "general"]
+    assert backend.get_provider_allocations(provider) == {mine: {"VCPU": 2}}
+    assert backend.get_provider(provider).generation == 1 + 1 + 1  # inventory, rival, mine
+
+
+def test_a_consumer_created_meanwhile_is_a_consumer_conflict(backend, calls):
+    provider = _provider(backend)
+    mine = _new()
+    outcome = _racing(
+        backend, "INSERT INTO consumers (uuid, project_id, user_id, generation) "
+        "VALUES (:u, 'p', 'u', 1)", {"u": mine},
+        lambda: _claim(backend, mine, {provider: {"VCPU": 2}}))
+    assert isinstance(outcome[0], errors.ConsumerGenerationConflict)
+    # The statement failed on the rival's row (a unique violation), so none
+    # of it stayed; the general write found the consumer and named the
+    # conflict.
+    assert calls == ["general"]
+    assert backend.get_provider(provider).generation == 1
+    assert backend.get_provider_allocations(provider) == {}
