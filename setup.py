@@ -1,9 +1,9 @@
 import setuptools
 
-# setup.cfg maps the import name rtframework_drivers to the drivers/ folder,
-# but "packages = find:" looks for folder names, so it never finds the
-# drivers; list them under their import name here (setup() arguments win
-# over setup.cfg).
+# The one place the package list is written. setup.cfg maps the import name
+# rtframework_drivers to the drivers/ folder (package_dir), but "find:"
+# looks for folder names and would never find the drivers, so they are
+# listed here under their import name.
 setuptools.setup(
     packages=setuptools.find_packages(include=["rtframework", "rtframework.*"])
     + ["rtframework_drivers"]

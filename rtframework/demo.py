@@ -17,7 +17,8 @@ from dataclasses import dataclass
 import prettytable
 from oslo_config import cfg
 
-from rtframework import demo_moves
+from rtframework import conf as rtconf
+from rtframework import demo_moves, demo_nested
 from rtframework.compute import values as cv
 from rtframework.compute.store import ComputeStore
 from rtframework.compute.values import Flavor
@@ -66,6 +67,18 @@ class Cluster:
             host: ResourceTracker(conf, host, load_driver(conf, host), self.backend, self.store)
             for host in HOSTS
         }
+
+    def add_host(self, host: str, **fake_driver) -> ResourceTracker:
+        """One more host, its fake driver configured with ``fake_driver``
+        on top of the demo's sizes; it shares the records and placement."""
+        conf = rtconf.new_conf()
+        conf([], project="rtframework", default_config_files=[])
+        configure(conf, self.conf.state_path)
+        for option, value in fake_driver.items():
+            conf.set_override(option, value, group="fake_driver")
+        tracker = ResourceTracker(conf, host, load_driver(conf, host), self.backend, self.store)
+        self.trackers[host] = tracker
+        return tracker
 
     def close(self) -> None:
         self.backend.close()
@@ -171,6 +184,8 @@ STEPS: list[Step] = [
     Step("Resize app-1 on its own host, confirm, delete it", demo_moves.same_host_resize),
     Step("host-c goes down: evacuate batch-1, host-c returns",
          demo_moves.evacuate_from_a_down_host),
+    Step("Nested hosts on a shared storage pool: move a GPU instance, resize its disk",
+         demo_nested.nested_and_shared),
 ]
 
 
@@ -187,6 +202,13 @@ def usage_table(cluster: Cluster) -> str:
                 for rc, inventory in sorted(inventories.items()):
                     table.add_row([host, provider.name, rc, usages.get(rc, 0),
                                    int(inventory.capacity)])
+    pools = t.ProviderQuery(required_traits=frozenset({t.SHARING_TRAIT}))
+    for provider in sorted(cluster.backend.list_providers(pools), key=lambda p: p.name):
+        inventories = cluster.backend.get_inventories(provider.uuid).inventories
+        usages = cluster.backend.get_provider_usages(provider.uuid)
+        for rc, inventory in sorted(inventories.items()):
+            table.add_row(["(shared)", provider.name, rc, usages.get(rc, 0),
+                           int(inventory.capacity)])
     return table.get_string()
 
 

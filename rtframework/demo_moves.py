@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from rtframework.compute.values import Flavor
 from rtframework.moves import evacuate, live, migrate, recovery, resize
-from rtframework.moves.common import MoveContext
+from rtframework.moves.context import MoveContext
 from rtframework.tracker import format_resources
 
 SMALL = Flavor("small", {"VCPU": 2, "MEMORY_MB": 2048, "DISK_GB": 20})

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from oslo_config import cfg
 
@@ -38,7 +38,6 @@ class InstanceSpec:
     node: str
     resources: Mapping[str, int]
     flavor_name: str = ""
-    extra: Mapping[str, str] = field(default_factory=dict)
 
 
 class ComputeDriver(abc.ABC):

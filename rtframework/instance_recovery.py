@@ -49,9 +49,10 @@ from rtframework.compute import errors as cerrors
 from rtframework.compute import values as v
 from rtframework.driver import DriverError, InstanceSpec
 from rtframework.moves import recovery
-from rtframework.moves.common import MoveContext
+from rtframework.moves.context import MoveContext
 from rtframework.placement import types as t
 from rtframework.tracker import ResourceTracker
+from rtframework.tracker.instances import SHELVING, UNSHELVING
 
 LOG = logging.getLogger(__name__)
 
@@ -62,9 +63,6 @@ FINISH_UNSHELVE = "finish unshelve"
 UNDO_UNSHELVE = "undo unshelve"
 CLEAR_TASK = "clear task"
 RELEASE = "release"
-
-SHELVING = "shelving_offloading"
-UNSHELVING = "unshelving"
 
 
 def decide(instance: v.Instance, in_move: bool, holds_anything: bool,

@@ -89,12 +89,6 @@ class ProviderTree:
     def roots(self) -> list[ProviderData]:
         return [p for p in self._providers.values() if p.parent_uuid is None]
 
-    def root_of(self, uuid: str) -> ProviderData:
-        provider = self.data(uuid)
-        while provider.parent_uuid is not None:
-            provider = self.data(provider.parent_uuid)
-        return provider
-
     def descendants(self, uuid: str) -> list[ProviderData]:
         """``uuid`` and everything below it, parents first."""
         found = [self.data(uuid)]

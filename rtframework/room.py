@@ -1,7 +1,8 @@
 """Why a provider tree cannot hold a request, in words an operator can act on.
 
 A refusal names, for each requested class that fits nowhere, the
-providers of the tree that offer it and why each falls short (full,
+providers of the tree and the storage pools serving it (sharing providers
+in an aggregate of a provider of the tree) that offer it and why each falls short (full,
 ``max_unit``, ``step_size``), or that no provider of the tree offers it;
 then every provider's free amounts. Only the error path reads this much.
 """
@@ -47,7 +48,9 @@ def explain(backend: PlacementBackend, root_uuid: str, resources: Mapping[str, i
     backend.get_provider(root_uuid)
     offers: dict[str, list[_Offer]] = {}
     lines = []
-    for provider in backend.list_providers(t.ProviderQuery(in_tree=root_uuid)):
+    tree = backend.list_providers(t.ProviderQuery(in_tree=root_uuid))
+    pools = _pools_of(backend, tree)
+    for provider in tree + pools:
         try:
             inventories = backend.get_inventories(provider.uuid).inventories
             usages = backend.get_provider_usages(provider.uuid)
@@ -63,9 +66,27 @@ def explain(backend: PlacementBackend, root_uuid: str, resources: Mapping[str, i
     why = []
     for rc, amount in sorted(resources.items()):
         if rc not in offers:
-            why.append(f"no provider of the tree offers {rc}")
+            why.append(f"no provider of the tree {'or its storage pools ' if pools else ''}"
+                       f"offers {rc}")
             continue
         reasons = [offer.shortfall(rc, amount) for offer in offers[rc]]
         if all(reasons):
             why.extend(r for r in reasons if r)
     return "; ".join(why + [f"provider {line}" for line in lines])
+
+
+def _pools_of(backend: PlacementBackend,
+              tree: list[t.ResourceProvider]) -> list[t.ResourceProvider]:
+    """The storage pools sharing an aggregate with a provider of ``tree``."""
+    aggregates: set[str] = set()
+    for provider in tree:
+        try:
+            aggregates |= backend.get_provider_aggregates(provider.uuid).aggregates
+        except perrors.ProviderNotFound:
+            continue
+    if not aggregates:
+        return []
+    mine = {p.uuid for p in tree}
+    return [p for p in backend.list_providers(t.ProviderQuery(
+        member_of=(frozenset(aggregates),), required_traits=frozenset({t.SHARING_TRAIT})))
+        if p.uuid not in mine]

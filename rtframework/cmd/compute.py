@@ -12,7 +12,7 @@ from cliff.lister import Lister
 
 from rtframework import instance_recovery
 from rtframework.driver import load_driver
-from rtframework.moves import common
+from rtframework.moves import context
 from rtframework.tracker import ResourceTracker
 
 LOG = logging.getLogger(__name__)
@@ -30,7 +30,7 @@ def tracker_for(app, host: str | None = None) -> ResourceTracker:
 def recover(app, tracker: ResourceTracker) -> instance_recovery.HostRecovery:
     """Finish or undo what a stop of this host interrupted: moves, boots,
     shelves, unshelves; then destroy the guests placed elsewhere."""
-    ctx = common.MoveContext(app.conf, app.backend, app.compute, {tracker.host: tracker.driver})
+    ctx = context.MoveContext(app.conf, app.backend, app.compute, {tracker.host: tracker.driver})
     done = instance_recovery.recover_host(tracker, ctx)
     for move in done.moves:
         LOG.warning("host %s: %s %s of instance %s was %s: %s", tracker.host,

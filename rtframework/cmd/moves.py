@@ -14,7 +14,7 @@ from rtframework.cmd import arguments, names
 from rtframework.cmd.instances import parse_resources
 from rtframework.compute import values as cv
 from rtframework.moves import evacuate, live, migrate, resize
-from rtframework.moves.common import MoveContext
+from rtframework.moves.context import MoveContext
 
 _COLUMNS = ("UUID", "Instance", "Instance name", "Type", "Status", "Source host", "Source node",
             "Dest host", "Dest node", "Old flavor", "New flavor", "Claim strategy", "Updated")

@@ -47,6 +47,11 @@ class Simulate(Command):
                             help="Database for records and placement (default: "
                             "[database] connection of the configuration; thread mode "
                             "without one uses SQLite in a temporary directory).")
+        parser.add_argument("--spread-hosts", action="store_true",
+                            help="With a --database-url naming several hosts (a Galera "
+                            "cluster: ?host=db1:3306&host=db2:3306&...), host i names the "
+                            "(i mod n)-th first: the multi-writer set-up. Default: every "
+                            "host uses the URL as given (one writing node).")
         parser.add_argument("--plot", metavar="FILE",
                             help="Write a PNG with one panel per host: used against "
                             "capacity per class, moves in flight as a band, host kills "
@@ -93,7 +98,8 @@ class Simulate(Command):
             hosts=parsed_args.hosts, operations=parsed_args.operations, seed=parsed_args.seed,
             strategy=parsed_args.strategy, processes=parsed_args.processes,
             cloud=parsed_args.cloud,
-            chaos=parsed_args.chaos, database_url=url, recheck_delay=parsed_args.recheck_delay,
+            chaos=parsed_args.chaos, database_url=url, spread_hosts=parsed_args.spread_hosts,
+            recheck_delay=parsed_args.recheck_delay,
             kill_rate=parsed_args.kill_rate, db_fault_rate=parsed_args.db_fault_rate,
             outage_rate=parsed_args.outage_rate,
             service_down_time=parsed_args.service_down_time,

@@ -5,6 +5,10 @@ embedded SQLite default serves one machine). Writes are small explicit
 methods; ``update_instance`` and ``update_migration`` take ``expected_*``
 values and change the row only if it still holds them, so two hosts can
 never both act on the same instance.
+
+Longer than most modules on purpose: it is the one place that opens the
+compute database's sessions, so every record table's reads and writes sit
+in this one class.
 """
 
 from __future__ import annotations
@@ -359,11 +363,6 @@ class ComputeStore:
                 sa.select(models.compute_nodes).where(models.compute_nodes.c.uuid == uuid)
             ).mappings().one()
         return _compute_node(row)
-
-    def get_compute_node(self, uuid: str) -> ComputeNode:
-        return _compute_node(self._one(models.compute_nodes.c.uuid, uuid,
-                                       errors.ComputeNodeNotFound,
-                                       f"compute node {uuid} not found"))
 
     def list_compute_nodes(self, *, host: str | None = None) -> list[ComputeNode]:
         table = models.compute_nodes

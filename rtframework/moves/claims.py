@@ -134,11 +134,11 @@ class _Held:
     migration: t.ConsumerAllocations
 
     @property
-    def i(self) -> Alloc:
+    def instance_holds(self) -> Alloc:
         return normalized(self.instance.allocations)
 
     @property
-    def m(self) -> Alloc:
+    def migration_holds(self) -> Alloc:
         return normalized(self.migration.allocations)
 
 
@@ -240,8 +240,8 @@ def _decide_drop(move: MoveClaim, held: _Held) -> dict[str, Alloc]:
 def _unexpected(move: MoveClaim, step: str, held: _Held) -> errors.UnexpectedAllocations:
     return errors.UnexpectedAllocations(
         f"cannot {step} the move of instance {move.instance_uuid} "
-        f"(migration {move.migration_uuid}): instance holds {held.i}, migration "
-        f"consumer holds {held.m}; expected source {normalized(move.source)} and "
+        f"(migration {move.migration_uuid}): instance holds {held.instance_holds}, migration "
+        f"consumer holds {held.migration_holds}; expected source {normalized(move.source)} and "
         f"destination {normalized(move.dest)}"
     )
 
@@ -255,35 +255,35 @@ class DoubledClaim(ClaimStrategy):
         return {move.instance_uuid: move.during, move.migration_uuid: {}}
 
     def _decide_start(self, move, held):
-        if held.i == move.during:
+        if held.instance_holds == move.during:
             return {}
-        if not held.i:
+        if not held.instance_holds:
             raise errors.InstanceGone(
                 f"instance {move.instance_uuid} holds no allocations; nothing to move")
-        if held.i != normalized(move.source):
+        if held.instance_holds != normalized(move.source):
             raise _unexpected(move, "start", held)
         return {move.instance_uuid: move.during}
 
     def _decide_confirm(self, move, held):
-        if held.i == move.during:
+        if held.instance_holds == move.during:
             return {move.instance_uuid: normalized(move.dest), move.migration_uuid: {}}
-        if not held.i or held.i == normalized(move.dest):
+        if not held.instance_holds or held.instance_holds == normalized(move.dest):
             return {move.migration_uuid: {}}
-        if held.i == normalized(move.source):
+        if held.instance_holds == normalized(move.source):
             raise errors.AlreadyReverted(
                 f"migration {move.migration_uuid} was reverted: instance "
-                f"{move.instance_uuid} holds only its source {held.i}")
+                f"{move.instance_uuid} holds only its source {held.instance_holds}")
         raise _unexpected(move, "confirm", held)
 
     def _decide_revert(self, move, held):
-        if held.i == move.during:
+        if held.instance_holds == move.during:
             return {move.instance_uuid: normalized(move.source), move.migration_uuid: {}}
-        if not held.i or held.i == normalized(move.source):
+        if not held.instance_holds or held.instance_holds == normalized(move.source):
             return {move.migration_uuid: {}}
-        if held.i == normalized(move.dest):
+        if held.instance_holds == normalized(move.dest):
             raise errors.AlreadyConfirmed(
                 f"migration {move.migration_uuid} was confirmed: instance "
-                f"{move.instance_uuid} holds only its destination {held.i}")
+                f"{move.instance_uuid} holds only its destination {held.instance_holds}")
         raise _unexpected(move, "revert", held)
 
 
@@ -297,42 +297,45 @@ class MigrationClaim(ClaimStrategy):
                 move.migration_uuid: move.source_unshared}
 
     def _decide_start(self, move, held):
-        if {move.instance_uuid: held.i, move.migration_uuid: held.m} == self.holding(move):
+        if {move.instance_uuid: held.instance_holds,
+                move.migration_uuid: held.migration_holds} == self.holding(move):
             return {}
-        if not held.i:
+        if not held.instance_holds:
             raise errors.InstanceGone(
                 f"instance {move.instance_uuid} holds no allocations; nothing to move")
-        if held.m or held.i != normalized(move.source):
+        if held.migration_holds or held.instance_holds != normalized(move.source):
             raise _unexpected(move, "start", held)
         return self.holding(move)
 
     def _decide_confirm(self, move, held):
-        if held.m:
+        if held.migration_holds:
             # Whatever I holds is the destination now (or nothing, if the
             # instance went away): the source half only has to go, and a
             # shared pool comes down to the destination's amount.
-            if held.i and move.shared and held.i == move.dest_during:
+            if held.instance_holds and move.shared and held.instance_holds == move.dest_during:
                 return {move.migration_uuid: {}, move.instance_uuid: normalized(move.dest)}
             return {move.migration_uuid: {}}
-        if held.i and held.i == normalized(move.source) and held.i != normalized(move.dest):
+        if (held.instance_holds and held.instance_holds == normalized(move.source)
+                and held.instance_holds != normalized(move.dest)):
             raise errors.AlreadyReverted(
                 f"migration {move.migration_uuid} was reverted: instance "
-                f"{move.instance_uuid} holds only its source {held.i}")
+                f"{move.instance_uuid} holds only its source {held.instance_holds}")
         return {}
 
     def _decide_revert(self, move, held):
-        if held.m:
-            if not held.i:
+        if held.migration_holds:
+            if not held.instance_holds:
                 # The instance was deleted mid-move: drop M, never bring I back.
                 return {move.migration_uuid: {}}
             # M holds what the instance had on the source (but the shared
             # pools, which I kept): hand it back.
-            return {move.instance_uuid: move.with_source_shared(held.m),
+            return {move.instance_uuid: move.with_source_shared(held.migration_holds),
                     move.migration_uuid: {}}
-        if held.i and held.i == normalized(move.dest) and held.i != normalized(move.source):
+        if (held.instance_holds and held.instance_holds == normalized(move.dest)
+                and held.instance_holds != normalized(move.source)):
             raise errors.AlreadyConfirmed(
                 f"migration {move.migration_uuid} was confirmed: instance "
-                f"{move.instance_uuid} holds only its destination {held.i}")
+                f"{move.instance_uuid} holds only its destination {held.instance_holds}")
         return {}
 
 

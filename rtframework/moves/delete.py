@@ -13,8 +13,8 @@ import logging
 
 from rtframework import retry
 from rtframework.compute import values as v
-from rtframework.moves import claims, common, errors, preconditions, state
-from rtframework.moves.common import MoveContext
+from rtframework.moves import claims, errors, preconditions, record_claims, records, state
+from rtframework.moves.context import MoveContext
 
 LOG = logging.getLogger(__name__)
 
@@ -33,10 +33,10 @@ def delete(ctx: MoveContext, instance_ref: str, attempts: int = 5) -> v.Instance
     so a racing move never makes a delete fail.
     """
     for attempt in range(attempts):
-        instance = common.lookup_instance(ctx, instance_ref)
+        instance = records.lookup_instance(ctx, instance_ref)
         preconditions.check(ctx.conf, ctx.store, preconditions.DELETE, instance)
         try:
-            deleted = common.update_instance(
+            deleted = records.update_instance(
                 ctx, instance.uuid, expected_vm_state=instance.vm_state,
                 expected_task_state=instance.task_state, expected_host=instance.host,
                 vm_state=v.DELETED, task_state=None,
@@ -64,14 +64,14 @@ def drop_move(ctx: MoveContext, migration: v.Migration) -> None:
     move = claims.MoveClaim(instance_uuid=instance.uuid, migration_uuid=migration.uuid,
                             project_id=instance.project_id, user_id=instance.user_id,
                             source={}, dest={})
-    common.strategy_for(ctx, migration).drop_instance(
+    record_claims.strategy_for(ctx, migration).drop_instance(
         move, reason=f"instance {migration.instance_uuid} deleted during "
         f"{migration.migration_type} {migration.uuid}")
     ctx.destroy(migration.source_host, instance, migration.source_node)
     ctx.destroy(migration.dest_host, instance, migration.dest_node)
     while not state.is_final(migration.status):
         try:
-            common.advance(ctx, migration, state.ERROR)
+            records.advance(ctx, migration, state.ERROR)
             return
         except errors.ConcurrentUpdate:
             migration = ctx.store.get_migration(migration.uuid)

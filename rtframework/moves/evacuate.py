@@ -14,9 +14,17 @@ from __future__ import annotations
 import logging
 
 from rtframework.compute import values as v
-from rtframework.moves import common, errors, preconditions, resize, state
+from rtframework.moves import (
+    destination,
+    errors,
+    preconditions,
+    record_claims,
+    records,
+    resize,
+    state,
+)
 from rtframework.moves.claims import DoubledClaim
-from rtframework.moves.common import MoveContext
+from rtframework.moves.context import MoveContext
 
 LOG = logging.getLogger(__name__)
 
@@ -25,17 +33,17 @@ TASK_REBUILDING = "rebuilding"
 
 def start(ctx: MoveContext, instance_ref: str, *, to_host: str | None = None) -> v.Migration:
     """Check the source is down, then hold the claim on a destination."""
-    instance = common.lookup_instance(ctx, instance_ref)
+    instance = records.lookup_instance(ctx, instance_ref)
     preconditions.check(ctx.conf, ctx.store, preconditions.EVACUATE, instance,
                         dest_host=to_host)
     strategy = DoubledClaim(ctx.backend, retries=ctx.conf.placement.conflict_retries)
-    _, migration = common.begin(
+    _, migration = records.begin(
         ctx, instance, migration_type=state.EVACUATION, task_state=TASK_REBUILDING,
         new_flavor=instance.flavor, claim_strategy=strategy.name,
         expected_vm_states=frozenset({v.ACTIVE, v.ERROR}),
     )
-    migration = common.advance(ctx, migration, state.PRE_MIGRATING)
-    migration, _ = common.claim_destination(
+    migration = records.advance(ctx, migration, state.PRE_MIGRATING)
+    migration, _ = destination.claim_destination(
         ctx, migration, to_host=to_host, exclude_host=instance.host, strategy=strategy,
         reason=f"evacuation {migration.uuid} start", operation=preconditions.EVACUATE,
     )
@@ -44,17 +52,17 @@ def start(ctx: MoveContext, instance_ref: str, *, to_host: str | None = None) ->
 
 def rebuild(ctx: MoveContext, migration_uuid: str) -> v.Migration:
     """Start the guest on the destination; the instance lives there now."""
-    migration = common.get_migration_of(ctx, migration_uuid, state.EVACUATION)
-    migration = common.advance(ctx, migration, state.MIGRATING)
+    migration = records.get_migration_of(ctx, migration_uuid, state.EVACUATION)
+    migration = records.advance(ctx, migration, state.MIGRATING)
     instance = ctx.store.get_instance(migration.instance_uuid)
     ctx.spawn(migration.dest_host, instance, migration.dest_node, instance.flavor)
-    common.update_instance(
+    records.update_instance(
         ctx, instance.uuid, expected_task_state=TASK_REBUILDING,
         expected_host=migration.source_host, host=migration.dest_host,
         node=migration.dest_node, vm_state=v.ACTIVE, task_state=None,
     )
     # Waiting for the source to come back and remove its half.
-    return common.advance(ctx, migration, state.FINISHED)
+    return records.advance(ctx, migration, state.FINISHED)
 
 
 def evacuate(ctx: MoveContext, instance_ref: str, *, to_host: str | None = None) -> v.Migration:
@@ -80,9 +88,9 @@ def source_returned(ctx: MoveContext, migration: v.Migration) -> v.Migration:
         raise errors.MoveError(
             f"evacuation {migration.uuid}: instance {instance.uuid} lives on its source host "
             f"{migration.source_host!r} again; its half there is its home's claim")
-    common.strategy_for(ctx, migration).confirm(
-        common.claim_for(ctx, migration),
+    record_claims.strategy_for(ctx, migration).confirm(
+        record_claims.claim_for(ctx, migration),
         reason=f"evacuation {migration.uuid}: source host {migration.source_host} returned "
         "and the instance lives elsewhere")
     ctx.destroy(migration.source_host, instance, migration.source_node)
-    return common.advance(ctx, migration, state.DONE)
+    return records.advance(ctx, migration, state.DONE)

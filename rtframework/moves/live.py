@@ -14,8 +14,17 @@ from __future__ import annotations
 import logging
 
 from rtframework.compute import values as v
-from rtframework.moves import common, errors, preconditions, state
-from rtframework.moves.common import MoveContext
+from rtframework.moves import (
+    claims,
+    destination,
+    errors,
+    preconditions,
+    record_claims,
+    records,
+    state,
+    undo,
+)
+from rtframework.moves.context import MoveContext
 
 LOG = logging.getLogger(__name__)
 
@@ -24,23 +33,23 @@ TASK_MIGRATING = "migrating"
 
 def start(ctx: MoveContext, instance_ref: str, *, to_host: str | None = None) -> v.Migration:
     """Hold the claim on the destination and start copying: running."""
-    instance = common.lookup_instance(ctx, instance_ref)
+    instance = records.lookup_instance(ctx, instance_ref)
     preconditions.check(ctx.conf, ctx.store, preconditions.LIVE_MIGRATE, instance,
                         dest_host=to_host)
-    strategy = common.claims.strategy(ctx.conf.placement.move_claim_strategy, ctx.backend,
-                                      ctx.conf)
-    _, migration = common.begin(
+    strategy = claims.strategy(ctx.conf.placement.move_claim_strategy, ctx.backend,
+                               ctx.conf)
+    _, migration = records.begin(
         ctx, instance, migration_type=state.LIVE, task_state=TASK_MIGRATING,
         new_flavor=instance.flavor, claim_strategy=strategy.name,
     )
-    migration, _ = common.claim_destination(
+    migration, _ = destination.claim_destination(
         ctx, migration, to_host=to_host, exclude_host=instance.host, strategy=strategy,
         reason=f"live-migration {migration.uuid} start", failure_status=state.FAILED,
         operation=preconditions.LIVE_MIGRATE,
     )
     try:
         ctx.spawn(migration.dest_host, instance, migration.dest_node, instance.flavor)
-        return common.advance(ctx, migration, state.RUNNING)
+        return records.advance(ctx, migration, state.RUNNING)
     except Exception as exc:
         # Nothing runs on the destination: its half goes, the record is
         # closed and the instance is released, or every later move of it
@@ -48,8 +57,8 @@ def start(ctx: MoveContext, instance_ref: str, *, to_host: str | None = None) ->
         LOG.warning("live-migration %s could not start on %s (%s); rolling back",
                     migration.uuid, migration.dest_host, exc)
         ctx.destroy(migration.dest_host, instance, migration.dest_node)
-        common.fail(ctx, migration.uuid, status=state.FAILED,
-                    reason=f"live-migration {migration.uuid} start failed")
+        undo.fail(ctx, migration.uuid, status=state.FAILED,
+                  reason=f"live-migration {migration.uuid} start failed")
         raise
 
 
@@ -59,14 +68,14 @@ def complete(ctx: MoveContext, migration_uuid: str) -> v.Migration:
     The instance record moves first: from then on a crash is finished
     forward by recovery (the destination is where the guest runs).
     """
-    migration = common.get_migration_of(ctx, migration_uuid, state.LIVE)
+    migration = records.get_migration_of(ctx, migration_uuid, state.LIVE)
     if migration.status == state.DONE:
         return migration
     instance = ctx.store.get_instance(migration.instance_uuid)
     if instance.vm_state == v.DELETED:
         raise errors.InstanceGone(f"instance {instance.uuid} was deleted during {migration.uuid}")
     if instance.host != migration.dest_host:
-        common.update_instance(
+        records.update_instance(
             ctx, instance.uuid, expected_task_state=TASK_MIGRATING,
             expected_host=migration.source_host, host=migration.dest_host,
             node=migration.dest_node, task_state=None,
@@ -75,17 +84,18 @@ def complete(ctx: MoveContext, migration_uuid: str) -> v.Migration:
 
 
 def finish_complete(ctx: MoveContext, migration: v.Migration) -> v.Migration:
-    common.strategy_for(ctx, migration).confirm(
-        common.claim_for(ctx, migration), reason=f"live-migration {migration.uuid} completed")
+    record_claims.strategy_for(ctx, migration).confirm(
+        record_claims.claim_for(ctx, migration),
+        reason=f"live-migration {migration.uuid} completed")
     instance = ctx.store.get_instance(migration.instance_uuid)
     ctx.destroy(migration.source_host, instance, migration.source_node)
-    return common.advance(ctx, migration, state.DONE)
+    return records.advance(ctx, migration, state.DONE)
 
 
 def rollback(ctx: MoveContext, migration_uuid: str, *, abort: bool = False) -> v.Migration:
     """Give up (``failed``) or abort (``cancelled``): the guest stays on the
     source and only the source half remains."""
-    migration = common.get_migration_of(ctx, migration_uuid, state.LIVE)
+    migration = records.get_migration_of(ctx, migration_uuid, state.LIVE)
     status = state.CANCELLED if abort else state.FAILED
     if migration.status == status:
         return migration
@@ -99,5 +109,5 @@ def rollback(ctx: MoveContext, migration_uuid: str, *, abort: bool = False) -> v
             "already; it can only complete")
     state.check(migration.uuid, migration.migration_type, migration.status, status)
     ctx.destroy(migration.dest_host, instance, migration.dest_node)
-    return common.fail(ctx, migration.uuid, status=status,
-                       reason=f"live-migration {migration.uuid} {status}")
+    return undo.fail(ctx, migration.uuid, status=status,
+                     reason=f"live-migration {migration.uuid} {status}")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from rtframework.compute import values as v
 from rtframework.moves import resize, state
-from rtframework.moves.common import MoveContext
+from rtframework.moves.context import MoveContext
 
 
 def start(ctx: MoveContext, instance_ref: str, *, to_host: str | None = None) -> v.Migration:

@@ -32,8 +32,8 @@ import logging
 from dataclasses import dataclass
 
 from rtframework.compute import values as v
-from rtframework.moves import common, delete, errors, evacuate, live, resize, state
-from rtframework.moves.common import MoveContext
+from rtframework.moves import delete, errors, evacuate, live, records, resize, state, undo
+from rtframework.moves.context import MoveContext
 
 LOG = logging.getLogger(__name__)
 
@@ -86,7 +86,7 @@ def _decide(ctx: MoveContext, host: str, migration: v.Migration):
         return "finished the revert", resize.finish_revert(ctx, migration)
     if status == state.MIGRATING and _moved(ctx, migration):
         # Stopped between moving the instance record and recording it.
-        return "recorded the finished move", common.advance(ctx, migration, state.FINISHED)
+        return "recorded the finished move", records.advance(ctx, migration, state.FINISHED)
     if kind == state.EVACUATION:
         if status == state.FINISHED:
             if migration.source_host != host:
@@ -105,8 +105,8 @@ def _decide(ctx: MoveContext, host: str, migration: v.Migration):
         instance = ctx.store.get_instance(migration.instance_uuid)
         if instance.host == migration.dest_host and instance.vm_state != v.DELETED:
             return "completed", live.finish_complete(ctx, migration)
-        return "rolled back to the source", common.fail(ctx, migration.uuid,
-                                                       status=state.FAILED, reason=reason)
+        return "rolled back to the source", undo.fail(ctx, migration.uuid,
+                                                      status=state.FAILED, reason=reason)
     if status == state.FINISHED:
         return "left for the user to confirm or revert", None
     return "rolled back to the source", resize.rollback(ctx, migration.uuid, reason)

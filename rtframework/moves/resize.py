@@ -21,8 +21,17 @@ from __future__ import annotations
 import logging
 
 from rtframework.compute import values as v
-from rtframework.moves import common, errors, preconditions, state
-from rtframework.moves.common import MoveContext
+from rtframework.moves import (
+    claims,
+    destination,
+    errors,
+    preconditions,
+    record_claims,
+    records,
+    state,
+    undo,
+)
+from rtframework.moves.context import MoveContext
 
 LOG = logging.getLogger(__name__)
 
@@ -39,14 +48,14 @@ def start(
     migration_type: str = state.RESIZE,
 ) -> v.Migration:
     """Take the instance, record the move, hold the double claim."""
-    instance = common.lookup_instance(ctx, instance_ref)
+    instance = records.lookup_instance(ctx, instance_ref)
     cold = migration_type == state.COLD
     if cold:
         new_flavor = instance.flavor
     elif new_flavor is None:
         raise errors.MoveError("a resize needs a new flavor")
     else:
-        common.validate_flavor(ctx, new_flavor)
+        destination.validate_flavor(ctx, new_flavor)
         if dict(new_flavor.resources) == dict(instance.flavor.resources):
             raise errors.MoveError(
                 f"instance {instance.uuid} has flavor {dict(instance.flavor.resources)} "
@@ -54,13 +63,13 @@ def start(
     preconditions.check(ctx.conf, ctx.store,
                         preconditions.MIGRATE if cold else preconditions.RESIZE,
                         instance, dest_host=to_host)
-    strategy = common.claims.strategy(ctx.conf.placement.move_claim_strategy, ctx.backend,
-                                      ctx.conf)
-    _, migration = common.begin(
+    strategy = claims.strategy(ctx.conf.placement.move_claim_strategy, ctx.backend,
+                               ctx.conf)
+    _, migration = records.begin(
         ctx, instance, migration_type=migration_type, task_state=TASK_PREP,
         new_flavor=new_flavor, claim_strategy=strategy.name,
     )
-    migration, _ = common.claim_destination(
+    migration, _ = destination.claim_destination(
         ctx, migration, to_host=to_host,
         # A cold migration must leave the host; a resize may stay.
         exclude_host=instance.host if cold else None,
@@ -72,23 +81,23 @@ def start(
 
 def migrate(ctx: MoveContext, migration_uuid: str) -> v.Migration:
     """Copy the guest: migrating; the destination host starts it."""
-    migration = common.get_migration(ctx, migration_uuid)
-    common.update_instance(ctx, migration.instance_uuid, expected_task_state=TASK_PREP,
-                           task_state=TASK_MIGRATING)
-    return common.advance(ctx, migration, state.MIGRATING)
+    migration = records.get_migration(ctx, migration_uuid)
+    records.update_instance(ctx, migration.instance_uuid, expected_task_state=TASK_PREP,
+                            task_state=TASK_MIGRATING)
+    return records.advance(ctx, migration, state.MIGRATING)
 
 
 def finish(ctx: MoveContext, migration_uuid: str) -> v.Migration:
     """The instance lives on the destination, RESIZED, until confirm or revert."""
-    migration = common.get_migration(ctx, migration_uuid)
+    migration = records.get_migration(ctx, migration_uuid)
     instance = ctx.store.get_instance(migration.instance_uuid)
     ctx.spawn(migration.dest_host, instance, migration.dest_node, migration.new_flavor)
-    common.update_instance(
+    records.update_instance(
         ctx, instance.uuid, expected_task_state=TASK_MIGRATING, expected_host=migration.source_host,
         host=migration.dest_host, node=migration.dest_node, flavor=migration.new_flavor,
         vm_state=v.RESIZED, task_state=None,
     )
-    return common.advance(ctx, migration, state.FINISHED)
+    return records.advance(ctx, migration, state.FINISHED)
 
 
 def run(
@@ -114,7 +123,7 @@ def run(
 
 def rollback(ctx: MoveContext, migration_uuid: str, reason: str) -> v.Migration:
     """Undo an unfinished move before ``finish``: source only, record error."""
-    return common.fail(ctx, migration_uuid, reason=reason)
+    return undo.fail(ctx, migration_uuid, reason=reason)
 
 
 def confirm(ctx: MoveContext, migration_uuid: str) -> v.Migration:
@@ -131,7 +140,7 @@ def _take(ctx: MoveContext, migration_uuid: str, going: str, done: str,
     """The record of a verify-resize move, moved to ``going`` (confirming or
     reverting) unless it is there or ``done`` already; ``refused`` if the
     move went ``other_way``."""
-    migration = common.get_migration(ctx, migration_uuid)
+    migration = records.get_migration(ctx, migration_uuid)
     if migration.migration_type not in (state.COLD, state.RESIZE):
         raise errors.MoveError(
             f"migration {migration.uuid} is a {migration.migration_type}; only cold "
@@ -144,24 +153,24 @@ def _take(ctx: MoveContext, migration_uuid: str, going: str, done: str,
     state.check(migration.uuid, migration.migration_type, migration.status, going)
     operation = preconditions.CONFIRM if going == state.CONFIRMING else preconditions.REVERT
     preconditions.check(ctx.conf, ctx.store, operation,
-                        common.lookup_instance(ctx, migration.instance_uuid),
+                        records.lookup_instance(ctx, migration.instance_uuid),
                         migration=migration)
-    return common.advance(ctx, migration, going)
+    return records.advance(ctx, migration, going)
 
 
 def finish_confirm(ctx: MoveContext, migration: v.Migration) -> v.Migration:
     """The rest of a confirm (also what recovery runs for ``confirming``)."""
-    common.strategy_for(ctx, migration).confirm(
-        common.claim_for(ctx, migration),
+    record_claims.strategy_for(ctx, migration).confirm(
+        record_claims.claim_for(ctx, migration),
         reason=f"{migration.migration_type} {migration.uuid} confirmed")
     instance = ctx.store.get_instance(migration.instance_uuid)
     # The source copy goes only when the record places the instance elsewhere.
     if migration.source_host != migration.dest_host and instance.host != migration.source_host:
         ctx.destroy(migration.source_host, instance, migration.source_node)
     if instance.vm_state == v.RESIZED:
-        common.update_instance(ctx, instance.uuid, expected_vm_state=v.RESIZED,
-                               vm_state=v.ACTIVE, task_state=None)
-    return common.advance(ctx, migration, state.CONFIRMED)
+        records.update_instance(ctx, instance.uuid, expected_vm_state=v.RESIZED,
+                                vm_state=v.ACTIVE, task_state=None)
+    return records.advance(ctx, migration, state.CONFIRMED)
 
 
 def revert(ctx: MoveContext, migration_uuid: str) -> v.Migration:
@@ -176,11 +185,11 @@ def revert(ctx: MoveContext, migration_uuid: str) -> v.Migration:
 
 def finish_revert(ctx: MoveContext, migration: v.Migration) -> v.Migration:
     """The rest of a revert (also what recovery runs for ``reverting``)."""
-    common.strategy_for(ctx, migration).revert(
-        common.claim_for(ctx, migration),
+    record_claims.strategy_for(ctx, migration).revert(
+        record_claims.claim_for(ctx, migration),
         reason=f"{migration.migration_type} {migration.uuid} reverted")
     instance = ctx.store.get_instance(migration.instance_uuid)
-    if instance.vm_state != v.DELETED and not common.restore_on_source(ctx, migration, instance):
+    if instance.vm_state != v.DELETED and not undo.restore_on_source(ctx, migration, instance):
         if migration.source_host != migration.dest_host:
             ctx.destroy(migration.dest_host, instance, migration.dest_node)
-    return common.advance(ctx, migration, state.REVERTED)
+    return records.advance(ctx, migration, state.REVERTED)

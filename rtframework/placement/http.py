@@ -14,6 +14,10 @@ provider summaries of whole trees (1.29) and ``required=in:`` (1.39);
 request groups take numbered groups (1.25), ``in_tree{N}`` (1.31), string
 suffixes (1.33), ``mappings`` (1.34), ``root_required`` and resourceless
 groups (1.35) and ``same_subtree`` (1.36).
+
+Longer than most modules because it is the whole contract, one short
+method per operation, against one API; splitting it would scatter the
+one request helper and error mapping they all share.
 """
 
 from __future__ import annotations

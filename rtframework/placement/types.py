@@ -20,6 +20,11 @@ SHARING_TRAIT = "MISC_SHARES_VIA_AGGREGATE"
 Allocations = Mapping[str, Mapping[str, int]]
 
 
+def format_resources(resources: Mapping[str, int]) -> str:
+    """How messages and logs write an amount per class: ``DISK_GB=10, VCPU=2``."""
+    return ", ".join(f"{rc}={amount}" for rc, amount in sorted(resources.items()))
+
+
 def capacity_of(total: int, reserved: int, allocation_ratio: float) -> float:
     """What may be allocated of an inventory: (total - reserved) * ratio."""
     return (total - reserved) * allocation_ratio

@@ -13,6 +13,9 @@ provider and aggregate uuids are UUIDs in any spelling
 lower-case dashed form (so one UUID is one provider however it was
 written); project and user ids are 1 to 255 characters; a consumer type
 is ``[A-Z0-9_]+``; a provider name 1 to 200 characters.
+
+Longer than most modules on purpose: the contract's rules are written
+once, in one place every backend reads.
 """
 
 from __future__ import annotations
@@ -190,23 +193,17 @@ def check_inventories(provider: str, inventories: object) -> dict[str, t.Invento
     return found
 
 
-def fits_units(amount: int, min_unit: int, max_unit: int, step_size: int) -> bool:
-    """``amount`` respects the unit constraints of an inventory."""
-    return min_unit <= amount <= max_unit and amount % step_size == 0
-
-
-def has_room(capacity_: float, used: int, amount: int) -> bool:
-    return used + amount <= capacity_
-
-
-def fits(inv: t.Inventory, used: int, amount: int) -> bool:
-    """Room for ``amount`` more within capacity and the unit constraints.
+def fits(amount: int, capacity: float, used: int, min_unit: int, max_unit: int,
+         step_size: int) -> bool:
+    """Room for ``amount`` more within capacity (total minus reserved, times
+    the ratio) and the unit constraints of an inventory.
 
     The one "fits" rule: the sql backend's candidate search applies it in
-    Python and, in SQL, as :func:`rtframework.placement.sql.queries.fits_clauses`.
+    Python (``candidates``, ``granular``) and, in SQL, as
+    :func:`rtframework.placement.sql.queries.fits_clauses`.
     """
-    return (fits_units(amount, inv.min_unit, inv.max_unit, inv.step_size)
-            and has_room(inv.capacity, used, amount))
+    return (min_unit <= amount <= max_unit and amount % step_size == 0
+            and used + amount <= capacity)
 
 
 def check_amount(provider: str, resource_class: str, amount: int, inv: t.Inventory | None) -> None:
@@ -249,7 +246,7 @@ def check_capacity(
     """
     cap = inv.capacity
     after = used_others + requested
-    if not has_room(cap, used_others, requested) and after > used_before:
+    if after > cap and after > used_before:
         raise errors.CapacityExceeded(
             f"capacity exceeded on provider {provider} for {resource_class}: "
             f"used {used_others} + requested {requested} > capacity {cap}"

@@ -22,7 +22,7 @@ from oslo_config import cfg
 from rtframework import conf as rtconf
 from rtframework import history, instance_recovery
 from rtframework.compute.store import ComputeStore
-from rtframework.moves.common import MoveContext
+from rtframework.moves.context import MoveContext
 from rtframework.placement.backend import load_backend
 from rtframework.simulate import chaos, ops
 from rtframework.tracker import ResourceTracker

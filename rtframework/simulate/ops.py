@@ -20,7 +20,7 @@ from rtframework.compute import errors as cerrors
 from rtframework.compute import values as v
 from rtframework.moves import errors as merrors
 from rtframework.moves import evacuate, live, migrate, resize
-from rtframework.moves.common import MoveContext
+from rtframework.moves.context import MoveContext
 from rtframework.placement import errors as perrors
 from rtframework.tracker import ResourceTracker, TrackerError
 
@@ -67,7 +67,10 @@ class Op:
     migration: str | None = None
     target: str | None = None  # destination / boot host / the down source (evacuations)
     flavor: v.Flavor | None = None
-    variant: int = 0  # which way a two-way operation goes (delete mid-move)
+    # How a two-way operation goes (drawn together, so one draw decides all):
+    to_named_host: bool = False  # migrate/resize: to ``target``, not the scheduler's pick
+    abort: bool = False  # failed live migration: aborted (cancelled), not failed
+    after_copy: bool = False  # delete mid-move: after the resize's migrate step
 
 
 @dataclass(frozen=True)
@@ -151,8 +154,9 @@ def choose(rng: random.Random, number: int, view: View) -> Op:
                   target=instance.host)
     if kind == SAME_HOST_RESIZE:
         target = instance.host
+    way = rng.randrange(3)
     return Op(number, kind, instance.host, instance=instance.uuid, target=target,
-              flavor=flavor, variant=rng.randrange(3))
+              flavor=flavor, to_named_host=way != 0, abort=way % 2 == 1, after_copy=way == 1)
 
 
 @dataclass
@@ -198,23 +202,23 @@ def _run(op: Op, env: HostEnv) -> None:
     elif kind == UNSHELVE:
         tracker.unshelve(uuid)
     elif kind == MIGRATE:
-        migrate.migrate(ctx, uuid, to_host=op.target if op.variant else None)
+        migrate.migrate(ctx, uuid, to_host=op.target if op.to_named_host else None)
     elif kind in (RESIZE, SAME_HOST_RESIZE):
         resize.run(ctx, uuid, op.flavor, to_host=op.target if kind == SAME_HOST_RESIZE
-                   or op.variant else None)
+                   or op.to_named_host else None)
     elif kind == LIVE:
         migration = live.start(ctx, uuid, to_host=op.target)
         live.complete(ctx, migration.uuid)
     elif kind == LIVE_FAIL:
         migration = live.start(ctx, uuid, to_host=op.target)
-        live.rollback(ctx, migration.uuid, abort=bool(op.variant % 2))
+        live.rollback(ctx, migration.uuid, abort=op.abort)
     elif kind == CONFIRM:
         resize.confirm(ctx, op.migration or "")
     elif kind == REVERT:
         resize.revert(ctx, op.migration or "")
     elif kind == DELETE_MID_MOVE:
         migration = resize.start(ctx, uuid, op.flavor)
-        if op.variant == 1:
+        if op.after_copy:
             resize.migrate(ctx, migration.uuid)
         tracker.delete(uuid)
     elif kind == EVACUATE:

@@ -27,6 +27,9 @@ class Options:
     chaos: bool = False
     database_url: str | None = None
     state_path: str | None = None
+    # Host i names the i % n-th host of a multi-host database URL first
+    # (the multi-writer set-up of a Galera cluster; see simulate.dbnodes).
+    spread_hosts: bool = False
     recheck_delay: float = 0.3
     check_interval: float = 0.1
     # Pause between two periodic runs of a host thread: SQLite has one

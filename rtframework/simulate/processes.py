@@ -123,7 +123,7 @@ class ProcessMode:
         beat = heartbeat_interval(self.options.down_after) if self.options.outages else None
         proc = self._mp.Process(
             target=process_main, name=f"rtf-{name}",
-            args=(self.soak.host_settings, name, self._inboxes[name], writer,
+            args=(self.soak.settings_of(name), name, self._inboxes[name], writer,
                   self._conflicts, self._faults, self.options.quiet_hosts,
                   self.options.periodic_pause, os.getpid(), beat),
             daemon=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import prettytable
 
-from rtframework.simulate import ops
+from rtframework.simulate import dbnodes, ops
 from rtframework.simulate.options import Result
 
 OUTCOMES = ("ok", "refused", "fault", "interrupted", "error")
@@ -83,6 +83,9 @@ def _summary(result: Result) -> prettytable.PrettyTable:
             ("findings about a host being restarted (left to its restart)",
              ", ".join(f"{k} {n}" for k, n in sorted(result.transient.items())) or "none"),
         ]
+    if opts.spread_hosts:
+        nodes = len(dbnodes.database_hosts(opts.database_url))
+        rows.insert(2, ("database nodes", f"{nodes}, host i writes through node i mod {nodes}"))
     for row in rows:
         table.add_row(row)
     return table

@@ -34,7 +34,7 @@ from rtframework.compute import values as v
 from rtframework.compute.store import ComputeStore, sync_schema
 from rtframework.placement.backend import load_backend
 from rtframework.placement.sql import backend as sql_backend
-from rtframework.simulate import chaos, cloud, ops
+from rtframework.simulate import chaos, cloud, dbnodes, ops
 from rtframework.simulate.hosts import build_conf
 from rtframework.simulate.monitor import Monitor
 from rtframework.simulate.options import Options, Result, no_sync, settings_for
@@ -57,6 +57,8 @@ class Soak:
         if options.database_url and options.database_url.startswith("sqlite") \
                 and options.processes:
             raise ValueError("process mode needs PostgreSQL or MySQL, not SQLite")
+        if options.spread_hosts:
+            dbnodes.check(options.database_url)
         if options.outage_rate < 0 or options.service_down_time < 1:
             raise ValueError("--outage-rate must be at least 0 and --service-down-time "
                              "at least 1 second")
@@ -80,7 +82,7 @@ class Soak:
             sync_schema(self.conf)
             sql_backend.sync_schema(self.conf)
             self.backend = load_backend(build_conf(self.host_settings))
-            self.store = ComputeStore.from_conf(build_conf(self.host_settings))
+            self.store = dbnodes.Steady(ComputeStore.from_conf(build_conf(self.host_settings)))
             for engine in (self.backend.engine, self.store.engine):
                 chaos.relax_durability(engine)
             cloud.prepare(self.backend, self.options.cloud, self.options.hosts,
@@ -106,6 +108,13 @@ class Soak:
             yield path
 
     # -- what both modes share -------------------------------------------------
+    def settings_of(self, host: str) -> list[tuple]:
+        """A host's settings: with ``spread_hosts`` its URL names its own node first."""
+        if not self.options.spread_hosts:
+            return self.host_settings
+        return dbnodes.host_settings(self.host_settings, self.options.database_url,
+                                     self.names.index(host))
+
     def monitor(self, restarts: Callable[[], tuple[Mapping[str, int], set[str]]] | None = None,
                 ) -> Monitor:
         return Monitor(lambda: invariants.take_snapshot(self.backend, self.store),

@@ -35,7 +35,7 @@ def run(soak: Soak, progress: Progress | None) -> None:
     conflicts = _Counter()
     faults = Faults(options.db_fault_rate if options.chaos else 0.0, soak.seed)
     drivers: dict = {}
-    hosts = {name: Host(build_conf(soak.host_settings), name, conflicts, faults, drivers)
+    hosts = {name: Host(build_conf(soak.settings_of(name)), name, conflicts, faults, drivers)
              for name in soak.names}
     for host in hosts.values():
         host.periodic()

@@ -9,7 +9,7 @@ The tracker composes three jobs, each in its own module:
   providers by the rules of :mod:`rtframework.heal_rules`;
 * :mod:`~rtframework.tracker.instances` (Nova's compute manager): boot,
   delete, shelve offload and unshelve, on the same
-  :class:`~rtframework.moves.common.MoveContext` the moves use.
+  :class:`~rtframework.moves.context.MoveContext` the moves use.
 
 All backend calls go through a
 :class:`~rtframework.placement.counting.CountingBackend`; ``tracker.stats``
@@ -31,7 +31,7 @@ from rtframework.compute import values as cv
 from rtframework.compute.store import ComputeStore
 from rtframework.compute.values import Flavor, Instance
 from rtframework.driver import ComputeDriver, InstanceSpec
-from rtframework.moves.common import MoveContext
+from rtframework.moves.context import MoveContext
 from rtframework.placement import types as t
 from rtframework.placement.backend import PlacementBackend
 from rtframework.placement.counting import CallStats, CountingBackend

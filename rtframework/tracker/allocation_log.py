@@ -4,16 +4,12 @@ provider, one allocation history entry."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
 
 from rtframework import history
 from rtframework.placement import types as t
+from rtframework.placement.types import format_resources
 
 LOG = logging.getLogger(__name__)
-
-
-def format_resources(resources: Mapping[str, int]) -> str:
-    return ", ".join(f"{rc}={amount}" for rc, amount in sorted(resources.items()))
 
 
 def log_allocations(consumer: str, allocations: t.Allocations, verb: str,

@@ -21,7 +21,7 @@ from rtframework.driver import ComputeDriver, DriverError, InstanceSpec
 from rtframework.moves import delete as move_delete
 from rtframework.moves import errors as merrors
 from rtframework.moves import preconditions
-from rtframework.moves.common import MoveContext
+from rtframework.moves.context import MoveContext
 from rtframework.placement import errors as perrors
 from rtframework.placement import types as t
 from rtframework.placement.counting import CountingBackend

@@ -43,3 +43,13 @@ def test_demo_runs_in_a_fresh_directory_and_tells_the_story(tmp_path, monkeypatc
     assert ("host-b", "host-b", "VCPU", "4", "32") in rows
     assert ("host-c", "host-c", "VCPU", "4", "32") in rows
     assert ("host-c", "host-c_CUSTOM_FPGA", "CUSTOM_FPGA", "1", "1") in rows
+    # Nested hosts on a shared pool: the move holds children and the pool
+    # once, a resize the larger disk once, and the refusal names the pool.
+    nested = out[out.index("Nested hosts on a shared storage pool"):]
+    assert "  render-1: gpu-a_GPU0     VGPU=1" in nested
+    assert "  migration: gpu-a_NUMA0    MEMORY_MB=2048" in nested
+    assert "  storage-pool holds DISK_GB=20: the disk does not move" in nested
+    assert "storage-pool holds DISK_GB=60 (the larger disk, once" in nested
+    assert "reverted: storage-pool holds DISK_GB=20 again" in nested
+    assert "storage-pool is full for DISK_GB=120: 80 free of 100" in nested
+    assert "| (shared) | storage-pool       | DISK_GB     | 20   | 100      |" in out

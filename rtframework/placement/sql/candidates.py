@@ -349,8 +349,7 @@ class _Trees:
         if found is None:
             return False
         capacity, used, min_unit, max_unit, step_size = found
-        if not (validation.fits_units(amount, min_unit, max_unit, step_size)
-                and validation.has_room(capacity, used, amount)):
+        if not validation.fits(amount, capacity, used, min_unit, max_unit, step_size):
             return False
         if query.forbidden_traits and node.traits & query.forbidden_traits:
             return False

@@ -35,6 +35,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from rtframework.placement import types as t
+from rtframework.placement import validation
 from rtframework.placement.sql import models as m
 
 UNNUMBERED = ""
@@ -158,8 +159,7 @@ class _TreeSearch:
         if found is None:
             return False
         capacity, used, min_unit, max_unit, step_size = found
-        return (min_unit <= amount <= max_unit and amount % step_size == 0
-                and used + amount <= capacity)
+        return validation.fits(amount, capacity, used, min_unit, max_unit, step_size)
 
     def _options(self, suffix: str, group: t.RequestGroup) -> list[list[Any]]:
         """Per slot of the group, the providers that may fill it: one slot

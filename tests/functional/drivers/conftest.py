@@ -10,7 +10,7 @@ from oslo_config import cfg
 from rtframework import conf as rtconf
 from rtframework.compute.values import Flavor, Instance
 from rtframework.driver import ComputeDriver
-from rtframework.moves.common import MoveContext
+from rtframework.moves.context import MoveContext
 from rtframework.tracker import ResourceTracker
 
 PROJECT, USER = "proj", "user"

@@ -16,7 +16,7 @@ import pytest
 from rtframework import db
 from rtframework.compute import values as v
 from rtframework.compute.store import ComputeStore
-from rtframework.moves.common import MoveContext
+from rtframework.moves.context import MoveContext
 from rtframework.placement import types as t
 from rtframework.placement.sql.backend import SQLBackend
 from rtframework.tracker import ResourceTracker

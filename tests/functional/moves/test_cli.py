@@ -11,7 +11,7 @@ import pytest
 from rtframework import conf as rtconf
 from rtframework.cmd.main import main
 from rtframework.compute.store import ComputeStore
-from rtframework.moves import common, migrate
+from rtframework.moves import context, migrate
 from rtframework.placement.backend import load_backend
 
 
@@ -109,7 +109,7 @@ def test_compute_run_finishes_what_a_stop_interrupted(cli, capsys):
     store, backend = ComputeStore.from_conf(conf), load_backend(conf)
     try:
         # A cold migration whose process died after claiming the destination.
-        migrate.start(common.MoveContext(conf, backend, store), "vm", to_host="b")
+        migrate.start(context.MoveContext(conf, backend, store), "vm", to_host="b")
     finally:
         store.close()
         backend.close()

@@ -18,7 +18,7 @@ import pytest
 from rtframework import instance_recovery, reference
 from rtframework.compute import values as v
 from rtframework.moves import delete, evacuate, live, migrate, resize
-from rtframework.moves.common import MoveContext
+from rtframework.moves.context import MoveContext
 from rtframework.tracker import ResourceTracker
 from tests.fixtures import databases
 from tests.fixtures.crash import Crash, Steps

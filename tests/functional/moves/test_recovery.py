@@ -151,14 +151,14 @@ def test_failure_after_the_record_moved_rolls_the_record_back_too(two_hosts, mon
     # run() roll back. The allocations go back to the source, and so must
     # the record, or the instance would live on b while holding only a.
     vm = two_hosts.boot("a", F)
-    real_advance = resize.common.advance
+    real_advance = resize.records.advance
 
     def advance(ctx, migration, status, *args, **kwargs):
         if status == "finished":
             raise ConnectionError("database went away")
         return real_advance(ctx, migration, status, *args, **kwargs)
 
-    monkeypatch.setattr(resize.common, "advance", advance)
+    monkeypatch.setattr(resize.records, "advance", advance)
     with pytest.raises(ConnectionError):
         resize.run(two_hosts.ctx, vm.uuid, to_host=two_hosts.host("b"),
                    migration_type="migration")

@@ -8,10 +8,11 @@ import uuid
 
 import pytest
 
-from rtframework import audit, invariants, sharing
+from rtframework import audit, invariants, scheduler, sharing
 from rtframework.compute import values as v
 from rtframework.moves import live, migrate, resize
 from rtframework.placement import types as t
+from rtframework.tracker import NoCapacity
 
 pytestmark = pytest.mark.placement
 
@@ -148,3 +149,15 @@ def judged(cloud) -> tuple[list[str], list[str]]:
     return (sorted(f.kind for f in found),
             sorted(f.kind for f in audit.check_move_invariants(
                 cloud.backend, cloud.store, cloud.conf)))
+
+
+def test_a_refusal_names_the_full_pool(pool_cloud):
+    cloud = pool_cloud
+    cloud.boot("a", {"VCPU": 1, "MEMORY_MB": 256, "DISK_GB": 80}, name="big")
+    vm = cloud.boot("b", F)
+    full = f"pool-{cloud.suffix} is full for DISK_GB=30: 10 free of 100"
+    with pytest.raises(scheduler.NoValidHost, match=full):
+        resize.start(cloud.ctx, vm.uuid, v.Flavor("bigger", BIGGER), to_host=cloud.host("a"))
+    assert holds(cloud, vm.uuid)["pool"] == {"DISK_GB": 10}
+    with pytest.raises(NoCapacity, match=f"pool-{cloud.suffix} is full for DISK_GB=20: 10 free"):
+        cloud.boot("a", {**F, "DISK_GB": 20}, name="one-too-many")

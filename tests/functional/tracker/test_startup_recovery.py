@@ -7,7 +7,7 @@ import pytest
 
 from rtframework import instance_recovery
 from rtframework.compute import values as v
-from rtframework.moves.common import MoveContext
+from rtframework.moves.context import MoveContext
 from rtframework.tracker import TrackerError
 from tests.fixtures.crash import Crash, Steps
 from tests.functional.tracker.conftest import SMALL, boot, usage
