@@ -27,10 +27,12 @@ LOG = logging.getLogger(__name__)
 
 _SYNC_LOCK = threading.Lock()
 
-# A pooled connection idle for longer than this is pinged before use; one
-# used more recently is trusted (a ping is a round trip, as much as a
-# statement costs). A connection lost meanwhile fails its first statement,
-# which the backends' retry layer runs again on a fresh connection.
+# On the placement engine a pooled connection idle for longer than this is
+# pinged before use; one used more recently is trusted (a ping is a round
+# trip, as much as a statement costs). A connection lost meanwhile fails its
+# first statement, which the placement backend's retry layer runs again on a
+# fresh connection. The compute records have no such retry layer, so their
+# engine pings on every checkout.
 PING_AFTER_IDLE_S = 10.0
 
 # How long an upgrade waits for another process's upgrade of the same
@@ -77,14 +79,17 @@ def _refuse_unchosen_state_path(conf: cfg.ConfigOpts) -> None:
 
 
 def create_engine(url: str, pool_size: int = 5, max_overflow: int = 10,
-                  wsrep_sync_wait: int = mysql_engine.DEFAULT_SYNC_WAIT) -> sa.Engine:
+                  wsrep_sync_wait: int = mysql_engine.DEFAULT_SYNC_WAIT,
+                  ping_every_checkout: bool = False) -> sa.Engine:
     """An engine with the settings this project relies on.
 
     PostgreSQL sessions run without JIT compilation. SQLite gets WAL mode
     (readers do not block the writer), a busy timeout, and ``BEGIN
     IMMEDIATE`` transactions so that two writers serialize at the start
     instead of failing at commit. MySQL, MariaDB and Galera: see
-    :mod:`rtframework.mysql_engine`.
+    :mod:`rtframework.mysql_engine`. Server connections are checked before
+    use: on every checkout with ``ping_every_checkout``, else only after
+    they sat idle (see PING_AFTER_IDLE_S).
     """
     parsed = sa.engine.make_url(url)
     if parsed.get_backend_name() == "sqlite":
@@ -108,7 +113,8 @@ def create_engine(url: str, pool_size: int = 5, max_overflow: int = 10,
                 conn.exec_driver_sql("BEGIN IMMEDIATE")
 
         return engine
-    kwargs: dict = {"pool_size": pool_size, "max_overflow": max_overflow}
+    kwargs: dict = {"pool_size": pool_size, "max_overflow": max_overflow,
+                    "pool_pre_ping": ping_every_checkout}
     if parsed.get_backend_name() == "postgresql":
         # Our statements are short, but a candidate search over thousands
         # of providers is costed above jit_above_cost, and compiling it
@@ -118,7 +124,8 @@ def create_engine(url: str, pool_size: int = 5, max_overflow: int = 10,
         engine = mysql_engine.create(parsed, kwargs, wsrep_sync_wait)
     else:
         engine = sa.create_engine(url, **kwargs)
-    _ping_when_idle(engine)
+    if not ping_every_checkout:
+        _ping_when_idle(engine)
     return engine
 
 
@@ -157,6 +164,9 @@ def engine_for(conf: cfg.ConfigOpts, group: str) -> sa.Engine:
             pool_size=conf[group].pool_size,
             max_overflow=conf[group].max_overflow,
             wsrep_sync_wait=conf[group].wsrep_sync_wait,
+            # Only the placement backend retries a call whose connection
+            # was cut; the compute records must not meet a dead one.
+            ping_every_checkout=group == "database",
         )
     except (sa.exc.ArgumentError, ValueError, ImportError) as exc:
         from rtframework.conf import ConfigError
