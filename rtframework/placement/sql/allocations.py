@@ -269,17 +269,7 @@ def _log_changes(w: t.AllocationWrite, held: dict[int, dict[str, int]],
         return
     old = {providers[pid].uuid: resources for pid, resources in held.items()}
     labels = {p.uuid: p.label for p in providers.values()}
-    for provider in sorted(set(old) | set(w.allocations)):
-        before = dict(old.get(provider, {}))
-        after = dict(w.allocations.get(provider, {}))
-        if before == after:
-            continue
-        reason = "claimed" if not before else "released" if not after else "changed"
-        LOG.info(
-            "allocation %s: consumer %s on provider %s: %s -> %s (consumer generation %s)",
-            reason, w.consumer_uuid, labels[provider], before or "{}",
-            after or "{}", w.consumer_generation,
-        )
+    queries.log_allocation_change(LOG, w, old, labels)
 
 
 def delete_consumer(conn: sa.Connection, consumer_uuid: str, reason: str) -> None:

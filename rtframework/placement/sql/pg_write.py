@@ -33,6 +33,7 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 
 from rtframework.placement import types as t
+from rtframework.placement.sql import queries
 
 LOG = logging.getLogger("rtframework.placement.sql.allocations")
 
@@ -194,15 +195,6 @@ def _log_changes(writes: Sequence[t.AllocationWrite], replaced: list, names: dic
         per = old.setdefault(consumer, {}).setdefault(provider, {})
         per[rc] = per.get(rc, 0) + used
         names.setdefault(provider, name)
+    labels = {uuid: f"{uuid} ({name})" for uuid, name in names.items()}
     for w in writes:
-        before_all = old.get(w.consumer_uuid, {})
-        for provider in sorted(set(before_all) | set(w.allocations)):
-            before = dict(before_all.get(provider, {}))
-            after = dict(w.allocations.get(provider, {}))
-            if before == after:
-                continue
-            reason = "claimed" if not before else "released" if not after else "changed"
-            LOG.info(
-                "allocation %s: consumer %s on provider %s (%s): %s -> %s "
-                "(consumer generation %s)", reason, w.consumer_uuid, provider,
-                names.get(provider), before or "{}", after or "{}", w.consumer_generation)
+        queries.log_allocation_change(LOG, w, old.get(w.consumer_uuid, {}), labels)

@@ -5,6 +5,7 @@ Every function takes an open Connection: the caller owns the transaction.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable, Mapping
 
 import sqlalchemy as sa
@@ -43,6 +44,24 @@ def to_provider(row) -> t.ResourceProvider:
 def label(row) -> str:
     """How errors and logs name a provider: uuid and name."""
     return f"{row.uuid} ({row.name})"
+
+
+def log_allocation_change(log: logging.Logger, w: t.AllocationWrite,
+                          before_all: Mapping[str, Mapping[str, int]],
+                          labels: Mapping[str, str]) -> None:
+    """Log, per provider, what ``w`` changes from ``before_all`` (what the
+    consumer held, by provider uuid); ``labels`` names the providers."""
+    for provider in sorted(set(before_all) | set(w.allocations)):
+        before = dict(before_all.get(provider, {}))
+        after = dict(w.allocations.get(provider, {}))
+        if before == after:
+            continue
+        reason = "claimed" if not before else "released" if not after else "changed"
+        log.info(
+            "allocation %s: consumer %s on provider %s: %s -> %s (consumer generation %s)",
+            reason, w.consumer_uuid, labels[provider], before or "{}",
+            after or "{}", w.consumer_generation,
+        )
 
 
 def provider_row(conn: sa.Connection, uuid: str):
