@@ -201,3 +201,20 @@ def test_a_consumer_created_meanwhile_is_a_consumer_conflict(backend, calls):
     assert calls == ["general"]
     assert backend.get_provider(provider).generation == 1
     assert backend.get_provider_allocations(provider) == {}
+
+
+def test_a_consumer_changed_meanwhile_without_its_providers_is_declined(backend, calls):
+    # A rival that moves the consumer's generation but bumps none of its
+    # providers (no writer of this project does that today): the statement
+    # must see the new generation under the consumer's lock and write
+    # nothing, so the general write names the conflict.
+    provider = _provider(backend)
+    mine = _new()
+    _claim(backend, mine, {provider: {"VCPU": 2}})
+    outcome = _racing(
+        backend, "UPDATE consumers SET generation = generation + 1 WHERE uuid = :u",
+        {"u": mine}, lambda: _claim(backend, mine, {provider: {"VCPU": 4}}, generation=1))
+    assert isinstance(outcome[0], errors.ConsumerGenerationConflict)
+    assert calls == ["fast", "declined", "general"]
+    assert backend.get_provider_allocations(provider) == {mine: {"VCPU": 2}}
+    assert backend.get_provider(provider).generation == 1 + 1  # inventory, first claim
