@@ -105,10 +105,13 @@ def test_a_write_of_two_consumers_logs_each(backend, logged):
 
 
 def test_an_operator_delete_logs_what_each_provider_had(backend, logged):
+    # (Run under both fixtures: the delete has one path, so this checks
+    # that turning the one-statement write off changes nothing for it.)
     a, b = sorted((_provider(backend, "log-a"), _provider(backend, "log-b")),
                   key=lambda rp: rp.uuid)
-    vm = str(uuid.uuid4())
+    vm, other = str(uuid.uuid4()), str(uuid.uuid4())
     _claim(backend, vm, {a.uuid: {"VCPU": 1}, b.uuid: {"MEMORY_MB": 256}}, None)
+    _claim(backend, other, {a.uuid: {"VCPU": 3}}, None)
     logged()
     backend.delete_allocations(vm)
     assert logged() == [
@@ -116,5 +119,16 @@ def test_an_operator_delete_logs_what_each_provider_had(backend, logged):
         f"{{'VCPU': 1}} -> {{}} (deleted by operator)",
         f"allocation released: consumer {vm} on provider {b.uuid} ({b.name}): "
         f"{{'MEMORY_MB': 256}} -> {{}} (deleted by operator)"]
-    assert backend.get_provider(a.uuid).generation == 1 + 1 + 1
+    # Each provider it freed moved by one; the other consumer keeps its own.
+    assert backend.get_provider(a.uuid).generation == 1 + 2 + 1  # inventory, claims, delete
     assert backend.get_provider(b.uuid).generation == 1 + 1 + 1
+    assert backend.get_provider_allocations(a.uuid) == {other: {"VCPU": 3}}
+    assert backend.get_provider_allocations(b.uuid) == {}
+    gone = backend.get_consumer_allocations(vm)
+    assert (gone.allocations, gone.generation) == ({}, None)
+    kept = backend.get_consumer_allocations(other)
+    assert (kept.allocations, kept.generation) == ({a.uuid: {"VCPU": 3}}, 1)
+    # A consumer that holds nothing is deleted quietly, and nothing moves.
+    backend.delete_allocations(vm)
+    assert logged() == []
+    assert backend.get_provider(a.uuid).generation == 4
