@@ -35,6 +35,9 @@ second full pass ``recheck_delay`` seconds later re-reads everything, and
 only findings that are present, identical (same amounts), in both passes
 are reported. An operation in flight finishes or moves on in between and
 its finding changes or disappears; a real violation stays put.
+
+About 400 lines on purpose: the snapshot and the six checks over it are
+read together (each check's message names what the snapshot holds).
 """
 
 from __future__ import annotations
