@@ -31,7 +31,9 @@ from rtframework.compute.values import (
     AuditFinding,
     ComputeNode,
     Flavor,
+    HostRecords,
     Instance,
+    InstanceState,
     Migration,
     Service,
 )
@@ -390,11 +392,42 @@ class ComputeStore:
     # -- services (host heartbeats) ----------------------------------------
     def heartbeat(self, host: str, at: datetime.datetime | None = None) -> Service:
         """Record that ``host``'s agent is alive (now, or ``at``)."""
-        moment = _to_db(at or utcnow())
         with db.transaction(self.engine) as conn:
-            _upsert(conn, models.services, {"host": host}, {"last_seen": moment},
-                    {"created_at": moment, "forced_down": False})
-        return self.get_service(host)
+            return self._heartbeat(conn, host, at)
+
+    def heartbeat_and_records(self, host: str) -> HostRecords:
+        """The heartbeat of one periodic pass and the records it reads, in
+        one transaction (one connection checkout, one commit): the host's
+        service, the instances recorded on it (owner and states only), the
+        unfinished migrations and the host's compute nodes."""
+        instances, migrations, nodes = models.instances, models.migrations, models.compute_nodes
+        with db.transaction(self.engine) as conn:
+            service = self._heartbeat(conn, host, None)
+            states = {
+                uuid: InstanceState(uuid, owner, vm_state, task_state)
+                for uuid, owner, vm_state, task_state in conn.execute(
+                    sa.select(instances.c.uuid, instances.c.host, instances.c.vm_state,
+                              instances.c.task_state)
+                    .where(instances.c.host == host)
+                    .order_by(instances.c.created_at, instances.c.uuid))
+            }
+            moving = tuple(_migration(r) for r in conn.execute(
+                sa.select(migrations)
+                .where(migrations.c.status.in_(sorted(v.UNFINISHED_MIGRATION_STATUSES)))
+                .order_by(migrations.c.created_at, migrations.c.uuid)).mappings())
+            recorded = tuple(_compute_node(r) for r in conn.execute(
+                sa.select(nodes).where(nodes.c.host == host)
+                .order_by(nodes.c.host, nodes.c.nodename)).mappings())
+        return HostRecords(service, states, moving, recorded)
+
+    @staticmethod
+    def _heartbeat(conn: sa.Connection, host: str, at: datetime.datetime | None) -> Service:
+        moment = _to_db(at or utcnow())
+        _upsert(conn, models.services, {"host": host}, {"last_seen": moment},
+                {"created_at": moment, "forced_down": False})
+        row = conn.execute(
+            sa.select(models.services).where(models.services.c.host == host)).mappings().one()
+        return _service(row)
 
     def set_forced_down(self, host: str, forced_down: bool) -> Service:
         """Mark a host down (or up again) whatever its heartbeat says; an

@@ -29,7 +29,7 @@ from oslo_config import cfg
 
 from rtframework.compute import values as cv
 from rtframework.compute.store import ComputeStore
-from rtframework.compute.values import Flavor, Instance
+from rtframework.compute.values import ComputeNode, Flavor, HostRecords, Instance
 from rtframework.driver import ComputeDriver, InstanceSpec
 from rtframework.moves.context import MoveContext
 from rtframework.placement import types as t
@@ -129,17 +129,23 @@ class ResourceTracker:
     def update_available_resource(self) -> list[NodeReport]:
         """Report every node, remove nodes that vanished, heal. One pass."""
         with self._lock:
-            service = self.compute.heartbeat(self.host)
+            # One transaction: the heartbeat and every record the pass
+            # reads (its heal decisions included).
+            records = self.compute.heartbeat_and_records(self.host)
             # A disabled host says so on its nodes, as Nova's computes do,
             # so that placement queries can leave it out too.
-            self._disabled = service.disabled
-            self.driver.set_known_instances(self.known_instances())
+            self._disabled = records.service.disabled
+            self.driver.set_known_instances(records.known_instances(self.host))
             nodes = self.driver.get_available_nodes()
-            reports = [self._update_node(nodename) for nodename in nodes]
-            reports.extend(self._remove_vanished_nodes(nodes))
+            reports = [self._update_node(nodename, records) for nodename in nodes]
+            # Records read before this pass recorded its nodes: one whose
+            # root a node reported now (a renamed node) is no vanished one.
+            roots = {r.uuid for r in reports}
+            reports.extend(self._remove_vanished_nodes(
+                nodes, [n for n in records.compute_nodes if n.uuid not in roots]))
             return reports
 
-    def _update_node(self, nodename: str) -> NodeReport:
+    def _update_node(self, nodename: str, records: HostRecords) -> NodeReport:
         root = self.node_root_uuid(nodename)
         progress = Progress()
         self.compute.record_compute_node(root, self.host, nodename, self.driver_name)
@@ -154,11 +160,12 @@ class ResourceTracker:
                                                    progress)
         if node is None or node.sync is not synced:
             node = self._nodes[nodename] = _Node(synced)
-        self._healer.heal(node.heal, tree, synced, generations, progress)
+        self._healer.heal(node.heal, tree, synced, generations, progress, records)
         return progress.report(nodename, root)
 
-    def _remove_vanished_nodes(self, nodes: Iterable[str]) -> list[NodeReport]:
-        reports, gone = self._sync.remove_vanished_nodes(nodes)
+    def _remove_vanished_nodes(self, nodes: Iterable[str],
+                               recorded: Iterable[ComputeNode]) -> list[NodeReport]:
+        reports, gone = self._sync.remove_vanished_nodes(nodes, recorded)
         for nodename in gone:
             self._nodes.pop(nodename, None)
         return reports
