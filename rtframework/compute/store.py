@@ -395,35 +395,50 @@ class ComputeStore:
         with db.transaction(self.engine) as conn:
             return self._heartbeat(conn, host, at)
 
-    def heartbeat_and_records(self, host: str) -> HostRecords:
-        """The heartbeat of one periodic pass and the records it reads, in
-        one transaction (one connection checkout, one commit): the host's
-        service, the instances recorded on it (owner and states only), the
-        unfinished migrations and the host's compute nodes."""
-        instances, migrations, nodes = models.instances, models.migrations, models.compute_nodes
+    def heartbeat_and_records(self, host: str, nodes: Mapping[str, str] | None = None,
+                              driver: str = "") -> HostRecords:
+        """The heartbeat of one periodic pass, the records of the nodes it
+        reports (``nodes``: name -> root provider uuid, recorded as
+        :meth:`record_compute_node` does) and the records the pass reads,
+        in one transaction (one connection checkout, one commit): the
+        host's service, the instances recorded on it (owner and states
+        only), the unfinished migrations and the host's compute nodes."""
+        instances, migrations = models.instances, models.migrations
         with db.transaction(self.engine) as conn:
             service = self._heartbeat(conn, host, None)
+            now = _to_db(utcnow())
+            for nodename, uuid in (nodes or {}).items():
+                _upsert(conn, models.compute_nodes, {"uuid": uuid},
+                        {"host": host, "nodename": nodename, "driver": driver,
+                         "updated_at": now}, {"created_at": now})
             states = {
                 uuid: InstanceState(uuid, owner, vm_state, task_state)
                 for uuid, owner, vm_state, task_state in conn.execute(
                     sa.select(instances.c.uuid, instances.c.host, instances.c.vm_state,
                               instances.c.task_state)
-                    .where(instances.c.host == host)
-                    .order_by(instances.c.created_at, instances.c.uuid))
+                    .where(instances.c.host == host))
             }
             moving = tuple(_migration(r) for r in conn.execute(
                 sa.select(migrations)
                 .where(migrations.c.status.in_(sorted(v.UNFINISHED_MIGRATION_STATUSES)))
                 .order_by(migrations.c.created_at, migrations.c.uuid)).mappings())
             recorded = tuple(_compute_node(r) for r in conn.execute(
-                sa.select(nodes).where(nodes.c.host == host)
-                .order_by(nodes.c.host, nodes.c.nodename)).mappings())
+                sa.select(models.compute_nodes).where(models.compute_nodes.c.host == host)
+                .order_by(models.compute_nodes.c.nodename)).mappings())
         return HostRecords(service, states, moving, recorded)
 
     @staticmethod
     def _heartbeat(conn: sa.Connection, host: str, at: datetime.datetime | None) -> Service:
         moment = _to_db(at or utcnow())
-        _upsert(conn, models.services, {"host": host}, {"last_seen": moment},
+        table = models.services
+        if conn.dialect.update_returning:
+            # The refreshed row comes back with the UPDATE: no SELECT.
+            row = conn.execute(
+                table.update().where(table.c.host == host).values(last_seen=moment)
+                .returning(*table.c)).mappings().first()
+            if row is not None:
+                return _service(row)
+        _upsert(conn, table, {"host": host}, {"last_seen": moment},
                 {"created_at": moment, "forced_down": False})
         row = conn.execute(
             sa.select(models.services).where(models.services.c.host == host)).mappings().one()

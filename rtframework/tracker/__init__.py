@@ -129,26 +129,28 @@ class ResourceTracker:
     def update_available_resource(self) -> list[NodeReport]:
         """Report every node, remove nodes that vanished, heal. One pass."""
         with self._lock:
-            # One transaction: the heartbeat and every record the pass
-            # reads (its heal decisions included).
-            records = self.compute.heartbeat_and_records(self.host)
+            try:
+                nodes = self.driver.get_available_nodes()
+                roots = {nodename: self.node_root_uuid(nodename) for nodename in nodes}
+            except Exception:
+                # A host whose driver fails is still alive.
+                self.compute.heartbeat(self.host)
+                raise
+            # One transaction: the heartbeat, the node records and every
+            # record the pass reads (its heal decisions included).
+            records = self.compute.heartbeat_and_records(self.host, roots, self.driver_name)
             # A disabled host says so on its nodes, as Nova's computes do,
             # so that placement queries can leave it out too.
             self._disabled = records.service.disabled
             self.driver.set_known_instances(records.known_instances(self.host))
-            nodes = self.driver.get_available_nodes()
-            reports = [self._update_node(nodename, records) for nodename in nodes]
-            # Records read before this pass recorded its nodes: one whose
-            # root a node reported now (a renamed node) is no vanished one.
-            roots = {r.uuid for r in reports}
-            reports.extend(self._remove_vanished_nodes(
-                nodes, [n for n in records.compute_nodes if n.uuid not in roots]))
+            reports = [self._update_node(nodename, roots[nodename], records)
+                       for nodename in nodes]
+            # (The node records were read after this pass recorded its nodes.)
+            reports.extend(self._remove_vanished_nodes(nodes, records.compute_nodes))
             return reports
 
-    def _update_node(self, nodename: str, records: HostRecords) -> NodeReport:
-        root = self.node_root_uuid(nodename)
+    def _update_node(self, nodename: str, root: str, records: HostRecords) -> NodeReport:
         progress = Progress()
-        self.compute.record_compute_node(root, self.host, nodename, self.driver_name)
         tree = ProviderTree()
         tree.new_root(nodename, root)
         self.driver.update_provider_tree(tree, nodename)
