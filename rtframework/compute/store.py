@@ -31,7 +31,9 @@ from rtframework.compute.values import (
     AuditFinding,
     ComputeNode,
     Flavor,
+    HostRecords,
     Instance,
+    InstanceState,
     Migration,
     Service,
 )
@@ -390,11 +392,57 @@ class ComputeStore:
     # -- services (host heartbeats) ----------------------------------------
     def heartbeat(self, host: str, at: datetime.datetime | None = None) -> Service:
         """Record that ``host``'s agent is alive (now, or ``at``)."""
-        moment = _to_db(at or utcnow())
         with db.transaction(self.engine) as conn:
-            _upsert(conn, models.services, {"host": host}, {"last_seen": moment},
-                    {"created_at": moment, "forced_down": False})
-        return self.get_service(host)
+            return self._heartbeat(conn, host, at)
+
+    def heartbeat_and_records(self, host: str, nodes: Mapping[str, str] | None = None,
+                              driver: str = "") -> HostRecords:
+        """The heartbeat of one periodic pass, the records of the nodes it
+        reports (``nodes``: name -> root provider uuid, recorded as
+        :meth:`record_compute_node` does) and the records the pass reads,
+        in one transaction (one connection checkout, one commit): the
+        host's service, the instances recorded on it (owner and states
+        only), the unfinished migrations and the host's compute nodes."""
+        instances, migrations = models.instances, models.migrations
+        with db.transaction(self.engine) as conn:
+            service = self._heartbeat(conn, host, None)
+            now = _to_db(utcnow())
+            for nodename, uuid in (nodes or {}).items():
+                _upsert(conn, models.compute_nodes, {"uuid": uuid},
+                        {"host": host, "nodename": nodename, "driver": driver,
+                         "updated_at": now}, {"created_at": now})
+            states = {
+                uuid: InstanceState(uuid, owner, vm_state, task_state)
+                for uuid, owner, vm_state, task_state in conn.execute(
+                    sa.select(instances.c.uuid, instances.c.host, instances.c.vm_state,
+                              instances.c.task_state)
+                    .where(instances.c.host == host))
+            }
+            moving = tuple(_migration(r) for r in conn.execute(
+                sa.select(migrations)
+                .where(migrations.c.status.in_(sorted(v.UNFINISHED_MIGRATION_STATUSES)))
+                .order_by(migrations.c.created_at, migrations.c.uuid)).mappings())
+            recorded = tuple(_compute_node(r) for r in conn.execute(
+                sa.select(models.compute_nodes).where(models.compute_nodes.c.host == host)
+                .order_by(models.compute_nodes.c.nodename)).mappings())
+        return HostRecords(service, states, moving, recorded)
+
+    @staticmethod
+    def _heartbeat(conn: sa.Connection, host: str, at: datetime.datetime | None) -> Service:
+        moment = _to_db(at or utcnow())
+        table = models.services
+        if conn.dialect.update_returning:
+            # The refreshed row comes back with the UPDATE: no SELECT.
+            row = conn.execute(
+                table.update().where(table.c.host == host).values(last_seen=moment)
+                .returning(*table.c)).mappings().first()
+            if row is not None:
+                return _service(row)
+        _upsert(conn, table, {"host": host}, {"last_seen": moment},
+                {"created_at": moment, "forced_down": False})
+        row = conn.execute(
+            sa.select(models.services).where(models.services.c.host == host)).mappings().one()
+        return _service(row)
 
     def set_forced_down(self, host: str, forced_down: bool) -> Service:
         """Mark a host down (or up again) whatever its heartbeat says; an

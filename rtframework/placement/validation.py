@@ -97,8 +97,14 @@ def _short(value: object) -> str:
 
 
 # -- identifiers ---------------------------------------------------------
+_CANONICAL_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\Z")
+
+
 def normalize_uuid(value: object, what: str) -> str:
     """The lower-case dashed form of a UUID, or InvalidRequest naming ``what``."""
+    if isinstance(value, str) and _CANONICAL_UUID.match(value):
+        # Already that form (what every read hands back): no parsing.
+        return value
     if not isinstance(value, str) or not uuidutils.is_uuid_like(value):
         raise errors.InvalidRequest(f"{what} {_short(value)} is not a UUID")
     return str(uuidlib.UUID(value))
