@@ -61,10 +61,10 @@ class MigrationRecords(records.Records):
             "source_allocations": _allocations(source_allocations),
         }
         self._insert(models.migrations, row)
-        return _migration(row)
+        return migration_of(row)
 
     def get_migration(self, uuid: str) -> Migration:
-        return _migration(self._one(models.migrations.c.uuid, uuid, errors.MigrationNotFound,
+        return migration_of(self._one(models.migrations.c.uuid, uuid, errors.MigrationNotFound,
                                     f"migration {uuid} not found"))
 
     def list_migrations(
@@ -85,7 +85,7 @@ class MigrationRecords(records.Records):
                    table.c.instance_uuid: instance_uuids})
         if host is not None:
             query = query.where(sa.or_(table.c.source_host == host, table.c.dest_host == host))
-        return self._all(query, _migration)
+        return self._all(query, migration_of)
 
     def update_migration(
         self, uuid: str, *, expected_status: Any = records.ANY, **fields: Any
@@ -101,7 +101,7 @@ class MigrationRecords(records.Records):
                 else f)
             for k, f in fields.items()
         }
-        return _migration(self._compare_and_swap(
+        return migration_of(self._compare_and_swap(
             models.migrations, uuid, {"status": expected_status}, values, "migration",
             errors.MigrationNotFound))
 
@@ -121,7 +121,7 @@ def _allocations(allocations: Mapping[str, Mapping[str, int]] | None) -> dict | 
             for provider, resources in allocations.items()}
 
 
-def _migration(row: Mapping[str, Any]) -> Migration:
+def migration_of(row: Mapping[str, Any]) -> Migration:
     return records.value(
         Migration, row,
         old_flavor=Flavor.from_json(row["old_flavor"]),

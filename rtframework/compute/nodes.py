@@ -13,26 +13,31 @@ from rtframework.compute.records import Records, now, upsert, value
 from rtframework.compute.values import ComputeNode
 
 
+def upsert_node(conn: sa.Connection, uuid: str, host: str, nodename: str, driver: str) -> None:
+    """Create or refresh a node's record in the transaction of ``conn``."""
+    stamp = now()
+    upsert(conn, models.compute_nodes, {"uuid": uuid},
+           {"host": host, "nodename": nodename, "driver": driver, "updated_at": stamp},
+           {"created_at": stamp})
+
+
 class ComputeNodeRecords(Records):
 
     def record_compute_node(self, uuid: str, host: str, nodename: str, driver: str) -> ComputeNode:
         """Create or refresh the record of a node this host reports."""
-        stamp = now()
         with db.transaction(self.engine) as conn:
-            upsert(conn, models.compute_nodes, {"uuid": uuid},
-                   {"host": host, "nodename": nodename, "driver": driver, "updated_at": stamp},
-                   {"created_at": stamp})
+            upsert_node(conn, uuid, host, nodename, driver)
             row = conn.execute(
                 sa.select(models.compute_nodes).where(models.compute_nodes.c.uuid == uuid)
             ).mappings().one()
-        return _compute_node(row)
+        return compute_node_of(row)
 
     def list_compute_nodes(self, *, host: str | None = None) -> list[ComputeNode]:
         table = models.compute_nodes
         query = sa.select(table).order_by(table.c.host, table.c.nodename)
         if host is not None:
             query = query.where(table.c.host == host)
-        return self._all(query, _compute_node)
+        return self._all(query, compute_node_of)
 
     def node_root_uuid(self, host: str, nodename: str) -> str:
         """Root resource provider uuid of node ``nodename`` of ``host``."""
@@ -50,5 +55,5 @@ class ComputeNodeRecords(Records):
             conn.execute(models.compute_nodes.delete().where(models.compute_nodes.c.uuid == uuid))
 
 
-def _compute_node(row: Mapping[str, Any]) -> ComputeNode:
+def compute_node_of(row: Mapping[str, Any]) -> ComputeNode:
     return value(ComputeNode, row)

@@ -15,15 +15,30 @@ from rtframework.compute.records import Records, to_db, upsert, utcnow, value
 from rtframework.compute.values import Service
 
 
+def heartbeat_in(conn: sa.Connection, host: str, at: datetime.datetime | None) -> Service:
+    """Record, in the transaction of ``conn``, that ``host``'s agent is alive
+    (now, or ``at``); its service record."""
+    moment = to_db(at or utcnow())
+    table = models.services
+    if conn.dialect.update_returning:
+        # The refreshed row comes back with the UPDATE: no SELECT.
+        row = conn.execute(
+            table.update().where(table.c.host == host).values(last_seen=moment)
+            .returning(*table.c)).mappings().first()
+        if row is not None:
+            return service_of(row)
+    upsert(conn, table, {"host": host}, {"last_seen": moment},
+           {"created_at": moment, "forced_down": False})
+    return service_of(conn.execute(
+        sa.select(table).where(table.c.host == host)).mappings().one())
+
+
 class ServiceRecords(Records):
 
     def heartbeat(self, host: str, at: datetime.datetime | None = None) -> Service:
         """Record that ``host``'s agent is alive (now, or ``at``)."""
-        moment = to_db(at or utcnow())
         with db.transaction(self.engine) as conn:
-            upsert(conn, models.services, {"host": host}, {"last_seen": moment},
-                   {"created_at": moment, "forced_down": False})
-        return self.get_service(host)
+            return heartbeat_in(conn, host, at)
 
     def set_forced_down(self, host: str, forced_down: bool) -> Service:
         """Mark a host down (or up again) whatever its heartbeat says; an
@@ -52,11 +67,11 @@ class ServiceRecords(Records):
                 or (now - s.last_seen).total_seconds() > down_after}
 
     def get_service(self, host: str) -> Service:
-        return _service(self._one(models.services.c.host, host, errors.ServiceNotFound,
+        return service_of(self._one(models.services.c.host, host, errors.ServiceNotFound,
                                   f"no service for host {host!r}"))
 
     def list_services(self) -> list[Service]:
-        return self._all(sa.select(models.services).order_by(models.services.c.host), _service)
+        return self._all(sa.select(models.services).order_by(models.services.c.host), service_of)
 
     def is_host_up(
         self, host: str, down_after: float, now: datetime.datetime | None = None
@@ -73,6 +88,6 @@ class ServiceRecords(Records):
         return age.total_seconds() <= down_after
 
 
-def _service(row: Mapping[str, Any]) -> Service:
+def service_of(row: Mapping[str, Any]) -> Service:
     return value(Service, row, forced_down=bool(row["forced_down"]),
                  disabled=bool(row["disabled"]))

@@ -8,7 +8,8 @@ never both act on the same instance.
 
 The class is a composition: each record table's reads and writes sit in
 its own module (``instances``, ``migration_records``, ``nodes``,
-``services``, ``audit_findings``, ``allocation_history``) over the shared
+``services``, ``audit_findings``, ``allocation_history``; ``host_pass``
+for what one periodic pass reads and writes across them) over the shared
 row helpers of ``records``; this module opens the database and keeps its
 schema current.
 """
@@ -23,6 +24,7 @@ from oslo_config import cfg
 from rtframework import db
 from rtframework.compute.allocation_history import AllocationHistoryRecords
 from rtframework.compute.audit_findings import AuditFindingRecords
+from rtframework.compute.host_pass import HostPassRecords
 from rtframework.compute.instances import InstanceRecords
 from rtframework.compute.migration_records import MigrationRecords
 from rtframework.compute.nodes import ComputeNodeRecords
@@ -47,7 +49,7 @@ def sync_schema(conf: cfg.ConfigOpts) -> str | None:
 
 
 class ComputeStore(InstanceRecords, MigrationRecords, ComputeNodeRecords, ServiceRecords,
-                   AuditFindingRecords, AllocationHistoryRecords):
+                   HostPassRecords, AuditFindingRecords, AllocationHistoryRecords):
     """The compute records over one SQLAlchemy engine."""
 
     @classmethod

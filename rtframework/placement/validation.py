@@ -96,8 +96,14 @@ def _short(value: object) -> str:
 
 
 # -- identifiers ---------------------------------------------------------
+_CANONICAL_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\Z")
+
+
 def normalize_uuid(value: object, what: str) -> str:
     """The lower-case dashed form of a UUID, or InvalidRequest naming ``what``."""
+    if isinstance(value, str) and _CANONICAL_UUID.match(value):
+        # Already that form (what every read hands back): no parsing.
+        return value
     if not isinstance(value, str) or not uuidutils.is_uuid_like(value):
         raise errors.InvalidRequest(f"{what} {_short(value)} is not a UUID")
     return str(uuidlib.UUID(value))
@@ -308,6 +314,13 @@ def _uuid_sets(member_of: object, what: str) -> tuple[frozenset[str], ...]:
                  for any_of in member_of)
 
 
+def _uuid_set(values: object, what: str) -> frozenset[str]:
+    if isinstance(values, str | bytes) or not isinstance(values, Iterable):
+        raise errors.InvalidRequest(f"{what} must be a set of aggregate uuids, got "
+                                    f"{_short(values)}")
+    return frozenset(normalize_uuid(a, f"{what} uuid") for a in values)
+
+
 def _traits(names: object, what: str) -> frozenset[str]:
     if isinstance(names, str | bytes) or not isinstance(names, Iterable):
         raise errors.InvalidRequest(f"{what} must be a set of trait names, got {_short(names)}")
@@ -363,14 +376,21 @@ def candidate_query(query: t.CandidateQuery) -> t.CandidateQuery:
             member_of=_uuid_sets(group.member_of, f"{where} member_of"),
             required_traits=_traits(group.required_traits, f"{where} required traits"),
             forbidden_traits=_traits(group.forbidden_traits, f"{where} forbidden traits"),
+            forbidden_aggregates=_uuid_set(group.forbidden_aggregates,
+                                           f"{where} forbidden aggregate"),
         )
         if not checked.resources and not checked.required_traits | checked.forbidden_traits:
             raise errors.InvalidRequest(f"{where} asks for no resources and no traits")
+        if not checked.resources and checked.forbidden_aggregates:
+            raise errors.InvalidRequest(
+                f"{where} forbids aggregates but asks for no resources: a member_of "
+                "needs resources in its group")
         groups[suffix] = checked
     if not resources and not any(g.resources for g in groups.values()):
         raise errors.InvalidRequest("an allocation candidate request needs resources")
+    forbidden_aggregates = _uuid_set(query.forbidden_aggregates, "forbidden aggregate")
     if not resources and (query.in_tree or query.member_of or query.required_traits
-                          or query.forbidden_traits):
+                          or query.forbidden_traits or forbidden_aggregates):
         raise errors.InvalidRequest(
             "the unnumbered group names in_tree, member_of or traits but no resources; "
             "name them on the numbered groups instead")
@@ -407,6 +427,7 @@ def candidate_query(query: t.CandidateQuery) -> t.CandidateQuery:
         forbidden_traits=_traits(query.forbidden_traits, "forbidden traits"),
         groups=groups, same_subtree=same_subtree,
         root_required=root_required, root_forbidden=root_forbidden,
+        forbidden_aggregates=forbidden_aggregates,
     )
 
 

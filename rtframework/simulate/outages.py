@@ -94,11 +94,11 @@ class Outages:
             candidates = self._evacuable(outage, view)
             if not candidates or not self._down(host):
                 continue
-            instance = self.rng.choice(sorted(candidates, key=lambda i: i.uuid))
-            outage.tried.add(instance.uuid)
             destinations = [h for h in view.up if h not in self.current]
             if not destinations:
                 return None
+            instance = self.rng.choice(sorted(candidates, key=lambda i: i.uuid))
+            outage.tried.add(instance.uuid)
             # The destination rebuilds the guest, so it runs the operation.
             return ops.Op(number, ops.OUTAGE_EVACUATE, self.rng.choice(sorted(destinations)),
                           instance=instance.uuid, target=host)

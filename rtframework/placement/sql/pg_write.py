@@ -10,14 +10,13 @@ consumer generation as given, every existing consumer holding something;
 every provider and inventory present; every amount within min_unit,
 max_unit and step_size; no class over capacity). Then it locks the touched
 providers in id order and compares their generations, now current, with
-the snapshot's. Only if all of that holds does it bump them and write the
-rows; otherwise it writes nothing.
-
-A consumer generation cannot move once the providers it holds are locked
-(every writer of a consumer bumps the providers it holds), which is why a
-consumer that holds nothing is left to the general write. A consumer
-created meanwhile makes the statement fail on the unique uuid, so nothing
-of it stays either.
+the snapshot's; then it locks the named consumers and compares their
+generations, now current, with the ones given. Only if all of that holds
+does it bump them and write the rows; otherwise it writes nothing. (So the
+statement does not rely on every other writer of a consumer bumping the
+providers it holds.) A consumer that holds nothing is left to the general
+write, which names the conflict. A consumer created meanwhile makes the
+statement fail on the unique uuid, so nothing of it stays either.
 
 Whatever the statement declines, the caller hands to the general write,
 which names the error exactly or retries the race: the fast path decides
@@ -41,8 +40,11 @@ LOG = logging.getLogger("rtframework.placement.sql.allocations")
 # held: what they hold now; p: every touched provider (requested or held);
 # need: requested amount per provider and class against its inventory.
 # "go": the snapshot says the write is valid. "locked": the providers,
-# locked in id order, with their generations as of now. "hit": go, and no
-# provider went away or changed since the snapshot; every write requires it.
+# locked in id order, with their generations as of now. "steady": go, and
+# no provider went away or changed since the snapshot. "clocked": then the
+# named consumers, locked (after the providers, as the general write does)
+# and read as of now. "hit": steady, and every consumer generation as
+# given; every write requires it.
 _STATEMENT = """
 WITH w AS (
     SELECT * FROM unnest(:w_uuids ::varchar[], :w_gens ::integer[], :w_projects ::varchar[],
@@ -88,11 +90,19 @@ WITH w AS (
     SELECT id, generation FROM resource_providers
     WHERE (SELECT ok FROM go) AND id = ANY(ARRAY(SELECT id FROM p))
     ORDER BY id FOR UPDATE
-), hit AS (
+), steady AS (
     SELECT (SELECT ok FROM go)
        AND (SELECT count(*) FROM locked) = (SELECT count(*) FROM p)
        AND NOT EXISTS (SELECT 1 FROM locked JOIN p ON p.id = locked.id
                        WHERE locked.generation <> p.generation) AS ok
+), clocked AS (
+    SELECT uuid, generation FROM consumers
+    WHERE (SELECT ok FROM steady) AND uuid = ANY(:w_uuids ::varchar[])
+    ORDER BY uuid FOR UPDATE
+), hit AS (
+    SELECT (SELECT ok FROM steady)
+       AND NOT EXISTS (SELECT 1 FROM w LEFT JOIN clocked ON clocked.uuid = w.uuid
+                       WHERE clocked.generation IS DISTINCT FROM w.generation) AS ok
 ), bumped AS (
     UPDATE resource_providers SET generation = generation + 1
     WHERE (SELECT ok FROM hit) AND id IN (SELECT id FROM locked)
@@ -115,16 +125,12 @@ WITH w AS (
     FROM w
     WHERE (SELECT ok FROM hit) AND w.holds AND consumers.uuid = w.uuid
       AND consumers.generation = w.generation
-    RETURNING 1
 ), forgotten AS (
     DELETE FROM consumers USING w
     WHERE (SELECT ok FROM hit) AND NOT w.holds AND consumers.uuid = w.uuid
       AND consumers.generation = w.generation
-    RETURNING 1
 )
 SELECT (SELECT ok FROM hit),
-       (SELECT count(*) FROM kept) + (SELECT count(*) FROM forgotten)
-         = (SELECT count(*) FROM w WHERE w.generation IS NOT NULL),
        (SELECT coalesce(json_agg(json_build_array(consumer_id, uuid, name, resource_class,
                                                   used)), '[]') FROM replaced),
        (SELECT coalesce(json_object_agg(resource_providers.uuid, resource_providers.name), '{}')
@@ -145,6 +151,7 @@ _EXECUTE = sa.text(
 _PREPARED = "rtf_allocation_write_prepared"
 # A connection that lost it (a pooling proxy between us and the server).
 _UNDEFINED_PREPARED_STATEMENT = "26000"
+_DUPLICATE_PREPARED_STATEMENT = "42P05"
 
 
 def try_write(conn: sa.Connection, writes: Sequence[t.AllocationWrite]) -> bool:
@@ -168,21 +175,21 @@ def try_write(conn: sa.Connection, writes: Sequence[t.AllocationWrite]) -> bool:
                 params["r_used"].append(amount)
     info = conn.connection.info
     if not info.get(_PREPARED):
-        conn.execute(_PREPARE)
+        try:
+            conn.execute(_PREPARE)
+        except sa.exc.ProgrammingError as exc:
+            # Already there: this session prepared it before the flag was set.
+            if getattr(exc.orig, "pgcode", None) != _DUPLICATE_PREPARED_STATEMENT:
+                raise
         info[_PREPARED] = True
     try:
-        written, swapped, replaced, names = conn.execute(_EXECUTE, params).one()
+        written, replaced, names = conn.execute(_EXECUTE, params).one()
     except sa.exc.DBAPIError as exc:
         if getattr(exc.orig, "pgcode", None) == _UNDEFINED_PREPARED_STATEMENT:
             info.pop(_PREPARED, None)
             return False
         raise
     if not written:
-        return False
-    if not swapped:
-        # Excluded above (see the module docstring); said loudly if not.
-        LOG.error("one-statement allocation write of %s: a consumer generation moved after "
-                  "its providers were locked", ", ".join(w.consumer_uuid for w in writes))
         return False
     if LOG.isEnabledFor(logging.INFO):
         _log_changes(writes, replaced, names)

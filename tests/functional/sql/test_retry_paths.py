@@ -162,9 +162,12 @@ def test_concurrent_creation_of_one_consumer_is_a_consumer_conflict(
     # collides.
     attempts = before_apply(lambda conn: _claim(backend, consumer, {other: {"VCPU": 1}}))
 
-    with pytest.raises(errors.ConsumerGenerationConflict, match=consumer):
+    with pytest.raises(errors.ConsumerGenerationConflict) as conflict:
         _claim(backend, consumer, {provider: {"VCPU": 2}})
 
+    assert str(conflict.value) == (
+        "consumer generation conflict - expected the generation another writer just "
+        f"created but got null (consumer {consumer})")
     assert attempts == [1]  # never retried: the caller must re-read and decide
     got = backend.get_consumer_allocations(consumer)
     assert (got.allocations, got.generation) == ({other: {"VCPU": 1}}, 1)
@@ -176,9 +179,11 @@ def test_a_provider_deleted_during_the_write_is_not_found(backend, provider, bef
     mine = _new()
     attempts = before_apply(lambda conn: backend.delete_provider(provider))
 
-    with pytest.raises(errors.ProviderNotFound, match=provider):
+    with pytest.raises(errors.ProviderNotFound) as gone:
         _claim(backend, mine, {provider: {"VCPU": 2}})
 
+    assert str(gone.value) == (
+        f"resource provider {provider} not found (allocation of consumer {mine})")
     assert attempts == [1]  # the re-read finds no provider and applies nothing
     assert backend.get_consumer_allocations(mine).generation is None
     with pytest.raises(errors.ProviderNotFound):

@@ -1,0 +1,104 @@
+"""What the sql backend's allocation write answers when it refuses, on
+every engine and, on PostgreSQL, whichever write path runs first: the
+error class and its whole message (what a caller shows or logs), and that
+nothing was written."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from rtframework.placement import errors
+from rtframework.placement import types as t
+from rtframework.placement.sql import pg_write
+from tests.fixtures import databases
+
+
+@pytest.fixture(params=["as chosen", "general write"])
+def backend(request, backend, monkeypatch):
+    if request.param == "general write":
+        if databases.selected_engine() != "postgresql":
+            pytest.skip("only PostgreSQL has a second write path")
+        monkeypatch.setattr(pg_write, "try_write", lambda conn, writes: False)
+    return backend
+
+
+@pytest.fixture
+def provider(backend):
+    rp = backend.create_provider(f"err-{uuid.uuid4().hex[:8]}")
+    backend.set_inventories(rp.uuid, 0, {"VCPU": t.Inventory(total=8)})
+    return rp.uuid
+
+
+def _write(backend, consumer, allocations, generation, consumer_type="INSTANCE"):
+    backend.write_allocations([t.AllocationWrite(
+        consumer_uuid=consumer, allocations=allocations, project_id="p", user_id="u",
+        consumer_generation=generation, consumer_type=consumer_type)])
+
+
+def _unchanged(backend, provider, generation=1, held=None):
+    assert backend.get_provider(provider).generation == generation
+    assert backend.get_provider_allocations(provider) == (held or {})
+
+
+def test_a_new_consumer_given_a_generation(backend, provider):
+    mine = str(uuid.uuid4())
+    with pytest.raises(errors.ConsumerGenerationConflict) as caught:
+        _write(backend, mine, {provider: {"VCPU": 1}}, 4)
+    assert str(caught.value) == (
+        f"consumer generation conflict - expected null but got 4 (consumer {mine})")
+    _unchanged(backend, provider)
+
+
+def test_a_held_consumer_given_no_or_a_stale_generation(backend, provider):
+    mine = str(uuid.uuid4())
+    _write(backend, mine, {provider: {"VCPU": 1}}, None)
+    for given, shown in ((None, "null"), (3, "3")):
+        with pytest.raises(errors.ConsumerGenerationConflict) as caught:
+            _write(backend, mine, {provider: {"VCPU": 2}}, given)
+        assert str(caught.value) == (
+            f"consumer generation conflict - expected 1 but got {shown} (consumer {mine})")
+    _unchanged(backend, provider, 2, {mine: {"VCPU": 1}})
+
+
+def test_an_unknown_provider_is_named_with_its_consumer(backend, provider):
+    mine, nowhere = str(uuid.uuid4()), str(uuid.uuid4())
+    with pytest.raises(errors.ProviderNotFound) as caught:
+        _write(backend, mine, {provider: {"VCPU": 1}, nowhere: {"VCPU": 1}}, None)
+    assert str(caught.value) == (
+        f"resource provider {nowhere} not found (allocation of consumer {mine})")
+    _unchanged(backend, provider)
+
+
+def test_unknown_classes_are_named_sorted(backend, provider):
+    mine = str(uuid.uuid4())
+    backend.ensure_resource_class("CUSTOM_KNOWN")
+    with pytest.raises(errors.ResourceClassNotFound) as caught:
+        _write(backend, mine, {provider: {"CUSTOM_ZED": 1, "CUSTOM_ABC": 1, "VCPU": 1}}, None)
+    assert str(caught.value) == (
+        f"resource class(es) CUSTOM_ABC, CUSTOM_ZED not found (allocation of consumer {mine})")
+    # A class that exists but that the provider has no inventory of is
+    # another error, and so is a standard class without inventory.
+    for rc in ("CUSTOM_KNOWN", "DISK_GB"):
+        with pytest.raises(errors.InvalidAllocation) as caught:
+            _write(backend, mine, {provider: {rc: 1}}, None)
+        assert not isinstance(caught.value, errors.ResourceClassNotFound)
+        assert rc in str(caught.value)
+    _unchanged(backend, provider)
+
+
+def test_the_consumer_fields_are_written_and_replaced(backend, provider):
+    mine = str(uuid.uuid4())
+    _write(backend, mine, {provider: {"VCPU": 1}}, None, consumer_type="MIGRATION")
+    got = backend.get_consumer_allocations(mine)
+    assert (got.project_id, got.user_id, got.consumer_type, got.generation) == \
+        ("p", "u", "MIGRATION", 1)
+    backend.write_allocations([t.AllocationWrite(
+        consumer_uuid=mine, allocations={provider: {"VCPU": 2}}, project_id="p2",
+        user_id="u2", consumer_generation=1, consumer_type="INSTANCE")])
+    got = backend.get_consumer_allocations(mine)
+    assert (got.allocations, got.project_id, got.user_id, got.consumer_type,
+            got.generation) == ({provider: {"VCPU": 2}}, "p2", "u2", "INSTANCE", 2)
+    assert backend.get_project_usages("p2") == {"VCPU": 2}
+    assert backend.get_project_usages("p") == {}
