@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rtframework.compute.values import GONE_VM_STATES, Instance, Migration
+from rtframework.compute.values import GONE_VM_STATES, Instance, InstanceState, Migration
 
 KEEP = "keep"
 REMOVE = "remove"
@@ -29,7 +29,7 @@ class HealDecision:
 
 def decide(
     host: str,
-    instance: Instance | None,
+    instance: Instance | InstanceState | None,
     migration: Migration | None,
     in_move: bool,
     nodes_held: int,

@@ -26,7 +26,7 @@ GONE_VM_STATES = frozenset({DELETED, SHELVED_OFFLOADED})
 # -- migrations -------------------------------------------------------------
 MIGRATION_TYPES = ("migration", "resize", "live-migration", "evacuation")
 MIGRATION_STATUSES = (
-    "pre-migrating", "migrating", "post-migrating", "finished", "confirming",
+    "pre-migrating", "migrating", "finished", "confirming",
     "confirmed", "reverting", "reverted", "error", "done", "failed", "accepted",
     "running", "cancelled",
 )
@@ -68,6 +68,17 @@ class Instance:
     task_state: str | None
     created_at: datetime.datetime
     updated_at: datetime.datetime
+
+
+@dataclass(frozen=True)
+class InstanceState:
+    """What a host's heal decides on about an instance: its owner and
+    states, read without the rest of its record."""
+
+    uuid: str
+    host: str | None
+    vm_state: str
+    task_state: str | None
 
 
 @dataclass(frozen=True)
@@ -118,6 +129,26 @@ class Service:
     created_at: datetime.datetime
     disabled: bool = False
     disabled_reason: str | None = None
+
+
+@dataclass(frozen=True)
+class HostRecords:
+    """The records one periodic pass of a host reads, in one transaction
+    with its heartbeat: the host's service, the instances recorded on it,
+    the unfinished migrations (of every host: few in any cloud) and the
+    host's compute nodes."""
+
+    service: Service
+    instances: Mapping[str, InstanceState]
+    unfinished_migrations: tuple[Migration, ...]
+    compute_nodes: tuple[ComputeNode, ...]
+
+    def known_instances(self, host: str) -> set[str]:
+        """Instances recorded on ``host`` (not DELETED) and those of its
+        unfinished moves, to or from it."""
+        live = {u for u, i in self.instances.items() if i.vm_state != DELETED}
+        return live | {m.instance_uuid for m in self.unfinished_migrations
+                       if host in (m.source_host, m.dest_host)}
 
 
 @dataclass(frozen=True)

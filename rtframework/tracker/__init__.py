@@ -29,7 +29,7 @@ from oslo_config import cfg
 
 from rtframework.compute import values as cv
 from rtframework.compute.store import ComputeStore
-from rtframework.compute.values import Flavor, Instance
+from rtframework.compute.values import ComputeNode, Flavor, HostRecords, Instance
 from rtframework.driver import ComputeDriver, InstanceSpec
 from rtframework.moves.context import MoveContext
 from rtframework.placement import types as t
@@ -129,20 +129,28 @@ class ResourceTracker:
     def update_available_resource(self) -> list[NodeReport]:
         """Report every node, remove nodes that vanished, heal. One pass."""
         with self._lock:
-            service = self.compute.heartbeat(self.host)
+            try:
+                nodes = self.driver.get_available_nodes()
+                roots = {nodename: self.node_root_uuid(nodename) for nodename in nodes}
+            except Exception:
+                # A host whose driver fails is still alive.
+                self.compute.heartbeat(self.host)
+                raise
+            # One transaction: the heartbeat, the node records and every
+            # record the pass reads (its heal decisions included).
+            records = self.compute.heartbeat_and_records(self.host, roots, self.driver_name)
             # A disabled host says so on its nodes, as Nova's computes do,
             # so that placement queries can leave it out too.
-            self._disabled = service.disabled
-            self.driver.set_known_instances(self.known_instances())
-            nodes = self.driver.get_available_nodes()
-            reports = [self._update_node(nodename) for nodename in nodes]
-            reports.extend(self._remove_vanished_nodes(nodes))
+            self._disabled = records.service.disabled
+            self.driver.set_known_instances(records.known_instances(self.host))
+            reports = [self._update_node(nodename, roots[nodename], records)
+                       for nodename in nodes]
+            # (The node records were read after this pass recorded its nodes.)
+            reports.extend(self._remove_vanished_nodes(nodes, records.compute_nodes))
             return reports
 
-    def _update_node(self, nodename: str) -> NodeReport:
-        root = self.node_root_uuid(nodename)
+    def _update_node(self, nodename: str, root: str, records: HostRecords) -> NodeReport:
         progress = Progress()
-        self.compute.record_compute_node(root, self.host, nodename, self.driver_name)
         tree = ProviderTree()
         tree.new_root(nodename, root)
         self.driver.update_provider_tree(tree, nodename)
@@ -154,11 +162,12 @@ class ResourceTracker:
                                                    progress)
         if node is None or node.sync is not synced:
             node = self._nodes[nodename] = _Node(synced)
-        self._healer.heal(node.heal, tree, synced, generations, progress)
+        self._healer.heal(node.heal, tree, synced, generations, progress, records)
         return progress.report(nodename, root)
 
-    def _remove_vanished_nodes(self, nodes: Iterable[str]) -> list[NodeReport]:
-        reports, gone = self._sync.remove_vanished_nodes(nodes)
+    def _remove_vanished_nodes(self, nodes: Iterable[str],
+                               recorded: Iterable[ComputeNode]) -> list[NodeReport]:
+        reports, gone = self._sync.remove_vanished_nodes(nodes, recorded)
         for nodename in gone:
             self._nodes.pop(nodename, None)
         return reports

@@ -23,6 +23,7 @@ from oslo_config import cfg
 from rtframework import heal_rules, retry, sharing
 from rtframework.compute import values as cv
 from rtframework.compute.store import ComputeStore
+from rtframework.compute.values import HostRecords, Instance, InstanceState
 from rtframework.placement import errors as perrors
 from rtframework.placement import types as t
 from rtframework.placement.counting import CountingBackend
@@ -69,14 +70,17 @@ class Healer:
         self._root_of.update({uuid: root for uuid in tree.uuids()})
 
     def heal(self, state: HealState, tree: ProviderTree, synced: NodeState,
-             generations: Mapping[str, int], progress: Progress) -> None:
+             generations: Mapping[str, int], progress: Progress,
+             records: HostRecords | None = None) -> None:
         """Apply heal_rules.decide to every consumer on this node's providers.
 
         Allocations are re-read only when a generation of the tree moved
         (every allocation write bumps each provider it touches); the records
         are read from the compute store on every run, so a local delete is
         noticed. ``generations`` are those read at the start of the run; the
-        ones this run's own writes produced replace them.
+        ones this run's own writes produced replace them. ``records``: the
+        host's records as the run read them (else they are read here); a
+        removal is always decided again on records read for it.
         """
         current = {**generations,
                    **{u: g for u, g in synced.generations.items() if tree.exists(u)}}
@@ -86,7 +90,8 @@ class Healer:
         if not state.held:
             return
         ours = set(tree.uuids()) | set(synced.pending_removal)
-        for consumer, decision in self._decisions(list(state.held), state.nodes_held).items():
+        for consumer, decision in self._decisions(list(state.held), state.nodes_held,
+                                                  records).items():
             if decision.action == heal_rules.REMOVE:
                 if self._heal_remove(consumer, ours, decision.reason):
                     progress.healed.append(consumer)
@@ -135,9 +140,24 @@ class Healer:
             self._root_of[provider] = _SHARED if shared else found.root_uuid or provider
         return self._root_of[provider]
 
-    def _decisions(self, consumers: list[str],
-                   nodes_held: Mapping[str, int]) -> dict[str, heal_rules.HealDecision]:
-        if len(consumers) > _FEW_CONSUMERS:
+    def _decisions(self, consumers: list[str], nodes_held: Mapping[str, int],
+                   records: HostRecords | None = None
+                   ) -> dict[str, heal_rules.HealDecision]:
+        instances: dict[str, Instance | InstanceState]
+        if records is not None:
+            # The host's records as the run read them: only consumers that
+            # are no instance of this host are read by uuid.
+            wanted = set(consumers)
+            instances = {u: records.instances[u] for u in consumers if u in records.instances}
+            rest = [c for c in consumers if c not in instances]
+            if rest:
+                instances.update((i.uuid, i) for i in self.compute.list_instances(uuids=rest))
+            others = [c for c in consumers if c not in instances]
+            migrations = {m.uuid: m for m in self.compute.list_migrations(uuids=others)} \
+                if others else {}
+            moving = {m.instance_uuid for m in records.unfinished_migrations
+                      if m.instance_uuid in wanted}
+        elif len(consumers) > _FEW_CONSUMERS:
             # Every consumer of a node: the host's records, the few others
             # by uuid, and the unfinished migrations (few in any cloud),
             # rather than statements naming every consumer.

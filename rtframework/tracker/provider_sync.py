@@ -28,6 +28,7 @@ from oslo_config import cfg
 
 from rtframework import accounting, retry
 from rtframework.compute.store import ComputeStore
+from rtframework.compute.values import ComputeNode
 from rtframework.placement import errors as perrors
 from rtframework.placement import types as t
 from rtframework.placement import validation
@@ -291,12 +292,16 @@ class ProviderSync:
         LOG.info("deleted resource provider %s: host %s no longer reports it", uuid, self.host)
         return True
 
-    def remove_vanished_nodes(self, nodes: Iterable[str]
+    def remove_vanished_nodes(self, nodes: Iterable[str],
+                              recorded: Iterable[ComputeNode] | None = None
                               ) -> tuple[list[NodeReport], list[str]]:
-        """Nodes recorded for this host that the driver no longer reports:
-        their reports, and the names of those now removed for good."""
+        """Nodes recorded for this host (``recorded``, else read now) that
+        the driver no longer reports: their reports, and the names of those
+        now removed for good."""
         reports, gone = [], []
-        for record in self.compute.list_compute_nodes(host=self.host):
+        if recorded is None:
+            recorded = self.compute.list_compute_nodes(host=self.host)
+        for record in recorded:
             if record.nodename in nodes:
                 continue
             progress = Progress()
