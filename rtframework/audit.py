@@ -9,15 +9,6 @@ hold); :func:`delete_orphans` removes orphans, guarded by their consumer
 generation; :func:`heal` (``rtf heal``) re-claims the flavor of an ACTIVE
 instance that holds nothing. Both record what they change in the
 allocation history (who: ``audit`` / ``heal`` unless told otherwise).
-
-``check_move_invariants`` covers moves only, one read per consumer:
-
-* an unfinished move's instance and migration consumers hold one of the
-  states the reference model (:mod:`rtframework.reference`) allows for its
-  status (a heal that deleted a half shows up here as a missing claim);
-* a migration that ended holds nothing under its own uuid (no leaked
-  migration consumer);
-* a deleted instance holds nothing.
 """
 
 from __future__ import annotations
@@ -25,9 +16,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-from oslo_config import cfg
-
-from rtframework import heal_rules, history, invariants, reference, retry
+from rtframework import heal_rules, history, invariants, retry
 from rtframework.compute import errors as cerrors
 from rtframework.compute import values as v
 from rtframework.compute.store import ComputeStore
@@ -37,115 +26,6 @@ from rtframework.placement import types as t
 from rtframework.placement.backend import PlacementBackend
 
 LOG = logging.getLogger(__name__)
-
-MISSING_MOVE_CLAIM = "missing_move_claim"
-UNEXPECTED_MOVE_CLAIM = "unexpected_move_claim"
-LEAKED_MIGRATION_CONSUMER = "leaked_migration_consumer"
-DELETED_INSTANCE_HOLDS = "deleted_instance_holds"
-
-
-@dataclass(frozen=True)
-class Finding:
-    kind: str
-    consumer_uuid: str
-    detail: str
-    provider_uuid: str | None = None
-    migration_uuid: str | None = None
-
-    def __str__(self) -> str:
-        return f"{self.kind}: {self.detail}"
-
-
-def check_move_invariants(
-    backend: PlacementBackend, store: ComputeStore, conf: cfg.ConfigOpts | None = None
-) -> list[Finding]:
-    """Everything that is wrong with the claims of moves, in record order,
-    judged by the reference model (:mod:`rtframework.reference`)."""
-    findings: list[Finding] = []
-    roots: dict[str, str] = {}
-    pools: tuple[reference.Pool, ...] | None = None
-    for migration in store.list_migrations():
-        if migration.finished:
-            findings += _leaked(backend, migration)
-        else:
-            if pools is None:
-                pools = invariants.read_pools(backend)
-            findings += _halves(backend, store, migration, roots, pools)
-    for instance in store.list_instances(vm_states=[v.DELETED]):
-        held = _held(backend, instance.uuid)
-        if held:
-            findings.append(Finding(DELETED_INSTANCE_HOLDS, instance.uuid,
-                                    f"deleted instance {instance.uuid} still holds {held}"))
-    return findings
-
-
-def _held(backend: PlacementBackend, consumer: str) -> reference.Alloc:
-    return reference.add(backend.get_consumer_allocations(consumer).allocations)
-
-
-def _leaked(backend: PlacementBackend, migration: v.Migration) -> list[Finding]:
-    held = _held(backend, migration.uuid)
-    if not held:
-        return []
-    return [Finding(
-        LEAKED_MIGRATION_CONSUMER, migration.uuid,
-        f"{migration.migration_type} {migration.uuid} of instance {migration.instance_uuid} "
-        f"is {migration.status} but its consumer still holds {held}",
-        migration_uuid=migration.uuid)]
-
-
-def _node_root(store: ComputeStore, host: str | None, node: str | None) -> str | None:
-    if not host or not node:
-        return None
-    try:
-        return store.node_root_uuid(host, node)
-    except cerrors.ComputeNodeNotFound:
-        return None  # the node is gone: nothing may be held on it
-
-
-def _root_of(backend: PlacementBackend, provider: str, roots: dict[str, str]) -> str:
-    if provider not in roots:
-        try:
-            roots[provider] = backend.get_provider(provider).root_uuid or provider
-        except perrors.ProviderNotFound:
-            roots[provider] = provider
-    return roots[provider]
-
-
-def _halves(backend: PlacementBackend, store: ComputeStore, migration: v.Migration,
-            roots: dict[str, str], pools: tuple[reference.Pool, ...]) -> list[Finding]:
-    instance = store.get_instance(migration.instance_uuid)
-    allowed = reference.in_move(
-        migration.migration_type, migration.claim_strategy, migration.status,
-        source_root=_node_root(store, migration.source_host, migration.source_node),
-        dest_root=_node_root(store, migration.dest_host, migration.dest_node),
-        f_old=migration.old_flavor.resources, f_new=migration.new_flavor.resources,
-        instance_deleted=instance.vm_state == v.DELETED, pools=pools)
-    have = {}
-    for consumer in (instance.uuid, migration.uuid):
-        held = _held(backend, consumer)
-        have[consumer] = reference.by_root(
-            held, {p: _root_of(backend, p, roots) for p in held})
-    if any(h.matches(have[instance.uuid], have[migration.uuid]) for h in allowed):
-        return []
-    best = reference.nearest(allowed, have[instance.uuid], have[migration.uuid]) \
-        or reference.NOTHING
-    found = []
-    for consumer, wanted in ((instance.uuid, best.instance), (migration.uuid, best.migration)):
-        for provider in sorted(set(wanted) | set(have[consumer])):
-            want, got = wanted.get(provider, {}), have[consumer].get(provider, {})
-            if want == got:
-                continue
-            short = {rc: n for rc, n in want.items() if got.get(rc, 0) < n}
-            kind = MISSING_MOVE_CLAIM if short else UNEXPECTED_MOVE_CLAIM
-            found.append(Finding(
-                kind, consumer,
-                f"{migration.migration_type} {migration.uuid} is {migration.status}: consumer "
-                f"{consumer} should hold {want} on provider {provider} but holds {got} "
-                f"(allowed: {' or '.join(dict.fromkeys(h.name for h in allowed)) or 'nothing'})",
-                provider_uuid=provider, migration_uuid=migration.uuid))
-    return found
-
 
 # -- audit, orphan removal, heal ---------------------------------------------------
 # What ``rtf audit`` lists, of the invariant checker's kinds.

@@ -35,6 +35,9 @@ second full pass ``recheck_delay`` seconds later re-reads everything, and
 only findings that are present, identical (same amounts), in both passes
 are reported. An operation in flight finishes or moves on in between and
 its finding changes or disappears; a real violation stays put.
+
+About 400 lines on purpose: the snapshot and the six checks over it are
+read together (each check's message names what the snapshot holds).
 """
 
 from __future__ import annotations
@@ -124,15 +127,28 @@ class Snapshot:
         return index
 
 
-def take_snapshot(backend: PlacementBackend, store: ComputeStore) -> Snapshot:
-    """Read the records, then every provider's inventory, usage and allocations."""
+def take_snapshot(backend: PlacementBackend, store: ComputeStore, *,
+                  own_trees_only: bool = False) -> Snapshot:
+    """Read the records, then every provider's inventory, usage and
+    allocations. With ``own_trees_only`` only the trees of the records'
+    compute nodes and the storage pools serving them are read: for a
+    placement that other clouds share (their consumers would be orphans
+    here)."""
     read_at = datetime.datetime.now(datetime.timezone.utc)
     instances = {i.uuid: i for i in store.list_instances()}
     migrations = {m.uuid: m for m in store.list_migrations()}
     node_roots = {(n.host, n.nodename): n.uuid for n in store.list_compute_nodes()}
+    pools = read_pools(backend)
+    if own_trees_only:
+        ours = set(node_roots.values())
+        pools = tuple(p for p in pools if p.roots & ours)
+        providers = [p for root in sorted(ours | {p.uuid for p in pools})
+                     for p in backend.list_providers(t.ProviderQuery(in_tree=root))]
+    else:
+        providers = backend.list_providers()
     root_of, names, inventories, usages = {}, {}, {}, {}
     held: dict[str, Alloc] = {}
-    for provider in backend.list_providers():
+    for provider in providers:
         try:
             inventories[provider.uuid] = backend.get_inventories(provider.uuid).inventories
             usages[provider.uuid] = backend.get_provider_usages(provider.uuid)
@@ -146,7 +162,7 @@ def take_snapshot(backend: PlacementBackend, store: ComputeStore) -> Snapshot:
             if kept:
                 held.setdefault(consumer, {})[provider.uuid] = kept
     return Snapshot(instances, migrations, node_roots, root_of, names, inventories, usages, held,
-                    read_pools(backend), read_at=read_at)
+                    pools, read_at=read_at)
 
 
 def read_pools(backend: PlacementBackend) -> tuple[reference.Pool, ...]:
@@ -185,15 +201,19 @@ def check_snapshot(snap: Snapshot, stale_after: float = STALE_AFTER) -> list[Vio
 
 def check(
     backend: PlacementBackend, store: ComputeStore, *, recheck_delay: float = 0.5,
-    stale_after: float = STALE_AFTER,
+    stale_after: float = STALE_AFTER, own_trees_only: bool = False,
 ) -> list[Violation]:
     """Violations seen in two passes ``recheck_delay`` seconds apart (see the
-    module docstring); ``recheck_delay`` < 0 reports a single pass."""
-    first = check_snapshot(take_snapshot(backend, store), stale_after)
+    module docstring); ``recheck_delay`` < 0 reports a single pass.
+    ``own_trees_only``: see :func:`take_snapshot`."""
+    def snapshot() -> Snapshot:
+        return take_snapshot(backend, store, own_trees_only=own_trees_only)
+
+    first = check_snapshot(snapshot(), stale_after)
     if not first or recheck_delay < 0:
         return first
     time.sleep(recheck_delay)
-    second = set(check_snapshot(take_snapshot(backend, store), stale_after))
+    second = set(check_snapshot(snapshot(), stale_after))
     return [f for f in first if f in second]
 
 

@@ -48,7 +48,6 @@ resize                                              record names a destination
 live-migration  accepted, pre-migrating             SOURCE, or DURING once the
                                                     record names a destination
                 running                             DURING
-                post-migrating                      DURING or DEST
 evacuation      accepted                            SOURCE
                 pre-migrating                       SOURCE, or DURING once the
                                                     record names a destination
@@ -101,7 +100,6 @@ MOVE_TABLE: Mapping[str, Mapping[str, tuple[str, ...]]] = {
         "accepted": (SOURCE, DURING),
         "pre-migrating": (SOURCE, DURING),
         "running": (DURING,),
-        "post-migrating": (DURING, DEST),
     },
     "evacuation": {
         "accepted": (SOURCE,),

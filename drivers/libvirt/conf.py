@@ -54,6 +54,28 @@ LIBVIRT_OPTS = [
         "must be unique in the cloud. Unset: the hypervisor's hostname. Set it "
         "when hypervisors share a hostname (cloned images, containers).",
     ),
+    cfg.ListOpt(
+        "mdev_types",
+        default=[],
+        help="Mediated device types offered as VGPU, in order of preference "
+        "(e.g. nvidia-222). Each physical device whose node device has the "
+        "mdev_types capability becomes a child provider of the node with VGPU "
+        "= the instances of the first of these types it offers (the ones it "
+        "can still create plus those that exist); a device offering none of "
+        "them is not reported. Empty: each device's first listed type. One "
+        "type per device, because the types of one GPU share its memory: "
+        "offering several would count it more than once.",
+    ),
+    cfg.StrOpt(
+        "shared_storage_aggregate",
+        help="UUID of the aggregate through which a shared storage pool (a "
+        "sharing provider, trait MISC_SHARES_VIA_AGGREGATE, that an operator "
+        "made) serves this host: the node's root joins that aggregate and "
+        "reports no DISK_GB of its own, so guest disks are claimed from the "
+        "pool and a move between hosts on the pool holds the disk once. Set it "
+        "only when instances_path is on that shared storage. Unset: DISK_GB is "
+        "the local filesystem of instances_path, on the root.",
+    ),
     cfg.StrOpt(
         "instances_path",
         default="$state_path/instances",

@@ -9,6 +9,7 @@ import uuid as uuidlib
 from typing import Any
 
 from oslo_config import cfg
+from oslo_utils import uuidutils
 
 from rtframework.driver import ComputeDriver, DriverError, InstanceSpec
 from rtframework.provider_tree import ProviderTree
@@ -33,7 +34,9 @@ def _silence(_ctx: Any, _err: Any) -> None:
 
 
 class LibvirtDriver(ComputeDriver):
-    """Reports the host's VCPU/PCPU/MEMORY_MB/DISK_GB and runs domains."""
+    """Reports the host's VCPU/PCPU/MEMORY_MB/DISK_GB (DISK_GB from a shared
+    pool when configured), a VGPU child per device with mediated device
+    types, and runs domains."""
 
     def __init__(self, conf: cfg.ConfigOpts, host_name: str) -> None:
         super().__init__(conf, host_name)
@@ -86,6 +89,9 @@ class LibvirtDriver(ComputeDriver):
             raise DriverError(f"libvirt getCapabilities on {self.uri}: "
                               f"{exc.get_error_message()}") from None
         self._virt_type = host.choose_virt_type(self._caps, self._opts.virt_type, self.uri)
+        pool = self._opts.shared_storage_aggregate
+        if pool is not None and not uuidutils.is_uuid_like(pool):
+            raise DriverError(f"[libvirt] shared_storage_aggregate {pool!r} is not a UUID")
         self._compute_traits = {"COMPUTE_NODE"} | self._domain_capability_traits(conn)
         try:
             os.makedirs(self._opts.instances_path, exist_ok=True)
@@ -146,13 +152,37 @@ class LibvirtDriver(ComputeDriver):
         cpus = host.split_cpus(online, info[2], self._opts.cpu_shared_set,
                                self._opts.cpu_dedicated_set, nodename)
         root = tree.find_by_name(nodename).uuid
+        pool = self._opts.shared_storage_aggregate
         tree.update_inventory(root, host.inventories([
             ("VCPU", cpus.vcpu),
             ("PCPU", cpus.pcpu),
             ("MEMORY_MB", info[1]),
-            ("DISK_GB", host.disk_gb(self._opts.instances_path)),
+            # On a shared pool the disk is the pool's, claimed there.
+            ("DISK_GB", 0 if pool else host.disk_gb(self._opts.instances_path)),
         ]))
         tree.update_traits(root, host.capability_traits(self._caps) | self._compute_traits)
+        tree.update_aggregates(root, {str(uuidlib.UUID(pool))} if pool else set())
+        for gpu in self._mdev_parents():
+            name = f"{nodename}_{gpu.name}"
+            uuid = str(uuidlib.uuid5(_NAMESPACE, f"{self.host}/{name}"))
+            if not tree.exists(uuid):
+                tree.new_child(name, root, uuid)
+            tree.update_inventory(uuid, host.inventories([("VGPU", gpu.total)]))
+
+    def _mdev_parents(self) -> list[host.MdevParent]:
+        """The host's devices offering mediated devices, if the connection
+        can list node devices (a remote test URI or an old daemon cannot)."""
+        lv = self._libvirt
+        try:
+            parents = self._conn_devices(lv.VIR_CONNECT_LIST_NODE_DEVICES_CAP_MDEV_TYPES)
+            mdevs = self._conn_devices(lv.VIR_CONNECT_LIST_NODE_DEVICES_CAP_MDEV)
+        except lv.libvirtError as exc:
+            LOG.debug("no node devices from %s: %s", self.uri, exc.get_error_message())
+            return []
+        return host.mdev_parents(parents, mdevs, self._opts.mdev_types)
+
+    def _conn_devices(self, flag: int) -> list[str]:
+        return [dev.XMLDesc(0) for dev in self._connection().listAllDevices(flag)]
 
     # -- instances -------------------------------------------------------
     def list_instances(self) -> list[str]:

@@ -190,3 +190,49 @@ def inventories(totals: Iterable[tuple[str, int]]) -> dict[str, Inventory]:
                       step_size=1, allocation_ratio=1.0)
         for rc, total in totals if total > 0
     }
+
+
+@dataclass(frozen=True)
+class MdevParent:
+    """A physical device offering mediated devices (a GPU): the type the
+    driver offers as VGPU and how many of it the device can hold in all."""
+
+    name: str  # libvirt's node device name, e.g. pci_0000_81_00_0
+    mdev_type: str
+    total: int
+
+
+def mdev_parents(parent_xmls: Iterable[str], mdev_xmls: Iterable[str],
+                 wanted: Iterable[str]) -> list[MdevParent]:
+    """The devices with an ``mdev_types`` capability, each with one type:
+    the first of ``wanted`` it offers, or (``wanted`` empty) the first it
+    lists. A device offering none of ``wanted`` is left out. Its total is
+    the instances it can still create plus those of the type that exist
+    (guests use them), so the total does not shrink as guests start.
+    Sorted by device name."""
+    wanted = list(wanted)
+    existing: dict[tuple[str, str], int] = {}
+    for xml in mdev_xmls:
+        root = ET.fromstring(xml)
+        parent = root.findtext("parent")
+        kind = root.find("./capability[@type='mdev']/type")
+        if parent and kind is not None:
+            key = (parent, kind.get("id", ""))
+            existing[key] = existing.get(key, 0) + 1
+    found = []
+    for xml in parent_xmls:
+        root = ET.fromstring(xml)
+        name = root.findtext("name") or ""
+        offered = {}
+        for kind in root.iterfind(".//capability[@type='mdev_types']/type"):
+            available = kind.findtext("availableInstances")
+            if kind.get("id") and available is not None and available.strip().isdigit():
+                offered.setdefault(kind.get("id"), int(available))
+        choice = next((m for m in wanted if m in offered), None) if wanted \
+            else next(iter(offered), None)
+        if choice is None:
+            continue
+        total = offered[choice] + existing.get((name, choice), 0)
+        if total > 0:
+            found.append(MdevParent(name, choice, total))
+    return sorted(found, key=lambda p: p.name)

@@ -18,6 +18,11 @@ class AllocationCandidatesList(Lister):
                             metavar="CLASS=AMOUNT",
                             help="An amount of a class the request needs (repeatable).")
         add_trait_and_aggregate_filters(parser, "candidates")
+        parser.add_argument("--not-member-of", action="append", default=[],
+                            metavar="AGG[,AGG]",
+                            help="In none of these aggregates (repeatable; member_of=!in: "
+                            "of Placement 1.32): neither the providers used nor the root "
+                            "of their tree.")
         parser.add_argument("--in-tree", metavar="PROVIDER",
                             help="Only within the tree of this provider (uuid or name).")
         parser.add_argument("--limit", type=arguments.positive, metavar="N",
@@ -33,6 +38,8 @@ class AllocationCandidatesList(Lister):
             required_traits=frozenset(parsed_args.required),
             forbidden_traits=frozenset(parsed_args.forbidden),
             member_of=tuple(frozenset(m.split(",")) for m in parsed_args.member_of),
+            forbidden_aggregates=frozenset(
+                a for m in parsed_args.not_member_of for a in m.split(",")),
             in_tree=(names.provider_uuid(backend, parsed_args.in_tree)
                      if parsed_args.in_tree else None),
             limit=parsed_args.limit,

@@ -36,6 +36,22 @@ def provider_uuid(backend, ref: str) -> str:
     return found[0].uuid
 
 
+class OneProvider:
+    """Base of a command about one provider, named by uuid or name (put it
+    before the cliff command class)."""
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument("provider", metavar="PROVIDER", help="Provider uuid or name.")
+        return parser
+
+    def provider_uuid(self, parsed_args) -> str:
+        return provider_uuid(self.app.backend, parsed_args.provider)
+
+    def provider(self, parsed_args) -> t.ResourceProvider:
+        return self.app.backend.get_provider(self.provider_uuid(parsed_args))
+
+
 def consumer_uuid(store, ref: str) -> str:
     """The consumer ``ref`` names: an instance (uuid or unique name), or any
     consumer uuid (a migration's, or one no record knows)."""

@@ -66,17 +66,12 @@ class ProvidersList(Lister):
         return _PROVIDER_COLUMNS, [_provider_row(rp) for rp in providers]
 
 
-class ProvidersShow(ShowOne):
+class ProvidersShow(names.OneProvider, ShowOne):
     """Show one provider with its traits and aggregates."""
-
-    def get_parser(self, prog_name):
-        parser = super().get_parser(prog_name)
-        parser.add_argument("provider", metavar="PROVIDER", help="Provider uuid or name.")
-        return parser
 
     def take_action(self, parsed_args):
         backend = self.app.backend
-        rp = backend.get_provider(names.provider_uuid(backend, parsed_args.provider))
+        rp = self.provider(parsed_args)
         traits = backend.get_provider_traits(rp.uuid).traits
         aggregates = backend.get_provider_aggregates(rp.uuid).aggregates
         return (
@@ -85,17 +80,12 @@ class ProvidersShow(ShowOne):
         )
 
 
-class InventoryShow(Lister):
+class InventoryShow(names.OneProvider, Lister):
     """Show a provider's inventory with current usage."""
-
-    def get_parser(self, prog_name):
-        parser = super().get_parser(prog_name)
-        parser.add_argument("provider", metavar="PROVIDER", help="Provider uuid or name.")
-        return parser
 
     def take_action(self, parsed_args):
         backend = self.app.backend
-        uuid = names.provider_uuid(backend, parsed_args.provider)
+        uuid = self.provider_uuid(parsed_args)
         invs = backend.get_inventories(uuid)
         used = backend.get_provider_usages(uuid)
         columns = ("Resource class", "Total", "Reserved", "Min unit", "Max unit", "Step size",

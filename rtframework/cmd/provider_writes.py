@@ -26,19 +26,14 @@ class StaleGeneration(Exception):
     """The provider changed since the generation the write names."""
 
 
-def _add_provider(parser):
-    parser.add_argument("provider", metavar="PROVIDER", help="Provider uuid or name.")
-    parser.add_argument(
-        "--generation", type=arguments.generation, metavar="N",
-        help="Provider generation this change is based on (as shown by providers "
-        "show); refused if the provider has changed since. Default: the current one.")
-    return parser
-
-
-class _ProviderWrite(ShowOne):
-    def provider(self, parsed_args) -> t.ResourceProvider:
-        backend = self.app.backend
-        return backend.get_provider(names.provider_uuid(backend, parsed_args.provider))
+class _ProviderWrite(names.OneProvider, ShowOne):
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument(
+            "--generation", type=arguments.generation, metavar="N",
+            help="Provider generation this change is based on (as shown by providers "
+            "show); refused if the provider has changed since. Default: the current one.")
+        return parser
 
     def write(self, rp: t.ResourceProvider, read_generation: int, parsed_args, do) -> int:
         """Run ``do(generation)``; a generation conflict becomes StaleGeneration."""
@@ -94,7 +89,7 @@ class InventorySet(_InventoryWrite):
     """
 
     def get_parser(self, prog_name):
-        parser = _add_provider(super().get_parser(prog_name))
+        parser = super().get_parser(prog_name)
         parser.add_argument("--resource", action="append", required=True,
                             metavar="CLASS=TOTAL|CLASS:FIELD=VALUE",
                             help="A class's total, or one field of it (reserved, min_unit, "
@@ -125,7 +120,7 @@ class InventoryDelete(_InventoryWrite):
     """Remove one resource class from a provider's inventory (if unused)."""
 
     def get_parser(self, prog_name):
-        parser = _add_provider(super().get_parser(prog_name))
+        parser = super().get_parser(prog_name)
         parser.add_argument("--resource-class", required=True, metavar="CLASS",
                             help="The class to remove; refused while anything holds it.")
         return parser
@@ -146,7 +141,7 @@ class TraitsSet(_ProviderWrite):
     """Replace a provider's traits with the ones named (none: remove all)."""
 
     def get_parser(self, prog_name):
-        parser = _add_provider(super().get_parser(prog_name))
+        parser = super().get_parser(prog_name)
         parser.add_argument("--trait", action="append", default=[], metavar="TRAIT",
                             help="A trait the provider has (repeatable); CUSTOM_ ones "
                             "are created when missing.")
@@ -170,7 +165,7 @@ class AggregatesSet(_ProviderWrite):
     """Replace the aggregates a provider is a member of (none: leave all)."""
 
     def get_parser(self, prog_name):
-        parser = _add_provider(super().get_parser(prog_name))
+        parser = super().get_parser(prog_name)
         parser.add_argument("--aggregate", action="append", default=[], metavar="UUID",
                             help="An aggregate uuid the provider is a member of (repeatable).")
         return parser

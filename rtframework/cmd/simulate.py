@@ -10,6 +10,30 @@ from tqdm import tqdm
 
 from rtframework.simulate import cloud, database, report, runner
 
+# The soak's numbers: a field of runner.Options (the flag is its name with
+# dashes; its type and default are the field's) and the flag's help.
+_NUMBERS = (
+    ("hosts", "Compute hosts (default %(default)s)."),
+    ("operations", "Random operations (default %(default)s)."),
+    ("kill_rate", "Chance that an operation's host is killed while it runs (chaos; "
+     "default %(default)s)."),
+    ("db_fault_rate", "Share of a host's SQL statements that fail like a dropped "
+     "connection (chaos; default %(default)s)."),
+    ("outage_rate", "Chance before each operation that a host stops reporting until it "
+     "counts as down, has its instances evacuated and comes back (chaos; default "
+     "%(default)s; 0: none)."),
+    ("service_down_time", "Seconds without a heartbeat after which a host is down, when "
+     "outages are on (default %(default)s)."),
+    ("recheck_delay", "Seconds before a finding is re-checked (default %(default)s); only "
+     "findings seen twice count."),
+    ("periodic_pause", "Seconds a host waits between two periodic runs (default "
+     "%(default)s): enough for the operations to get a turn on a small machine."),
+    ("check_interval", "Seconds between two invariant checks (default %(default)s)."),
+)
+# Fields of runner.Options taken as they are parsed.
+_AS_PARSED = ("seed", "strategy", "processes", "cloud", "chaos", "spread_hosts",
+              *(name for name, _ in _NUMBERS))
+
 
 class Simulate(Command):
     """Soak test: fake hosts race random operations under the invariant checker.
@@ -21,10 +45,10 @@ class Simulate(Command):
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
         defaults = runner.Options()
-        parser.add_argument("--hosts", type=int, default=defaults.hosts,
-                            help=f"Compute hosts (default {defaults.hosts}).")
-        parser.add_argument("--operations", type=int, default=defaults.operations,
-                            help=f"Random operations (default {defaults.operations}).")
+        for name, text in _NUMBERS:
+            default = getattr(defaults, name)
+            parser.add_argument("--" + name.replace("_", "-"), type=type(default),
+                                default=default, help=text)
         parser.add_argument("--seed", type=int,
                             help="Seed: in thread mode the same seed runs the same "
                             "operations in the same order.")
@@ -59,30 +83,6 @@ class Simulate(Command):
         parser.add_argument("--report", metavar="FILE",
                             help="Write one self-contained HTML file with the plot and "
                             "every table (needs the [plot] extra).")
-        parser.add_argument("--kill-rate", type=float, default=defaults.kill_rate,
-                            help="Chance that an operation's host is killed while it runs "
-                            "(chaos; default %(default)s).")
-        parser.add_argument("--db-fault-rate", type=float, default=defaults.db_fault_rate,
-                            help="Share of a host's SQL statements that fail like a "
-                            "dropped connection (chaos; default %(default)s).")
-        parser.add_argument("--outage-rate", type=float, default=defaults.outage_rate,
-                            help="Chance before each operation that a host stops reporting "
-                            "until it counts as down, has its instances evacuated and "
-                            "comes back (chaos; default %(default)s; 0: none).")
-        parser.add_argument("--service-down-time", type=int,
-                            default=defaults.service_down_time,
-                            help="Seconds without a heartbeat after which a host is down, "
-                            "when outages are on (default %(default)s).")
-        parser.add_argument("--recheck-delay", type=float, default=defaults.recheck_delay,
-                            help="Seconds before a finding is re-checked (default "
-                            "%(default)s); only findings seen twice count.")
-        parser.add_argument("--periodic-pause", type=float, default=defaults.periodic_pause,
-                            help="Seconds a host waits between two periodic runs (default "
-                            "%(default)s): enough for the operations to get a turn on "
-                            "a small machine.")
-        parser.add_argument("--check-interval", type=float, default=defaults.check_interval,
-                            help="Seconds between two invariant checks (default "
-                            "%(default)s).")
         parser.add_argument("--no-progress", action="store_true",
                             help="No progress bar.")
         return parser
@@ -95,17 +95,8 @@ class Simulate(Command):
             # Hosts warn about every lost race and heal finding; the table says it all.
             logging.getLogger("rtframework").setLevel(logging.ERROR)
         options = runner.Options(
-            hosts=parsed_args.hosts, operations=parsed_args.operations, seed=parsed_args.seed,
-            strategy=parsed_args.strategy, processes=parsed_args.processes,
-            cloud=parsed_args.cloud,
-            chaos=parsed_args.chaos, database_url=url, spread_hosts=parsed_args.spread_hosts,
-            recheck_delay=parsed_args.recheck_delay,
-            kill_rate=parsed_args.kill_rate, db_fault_rate=parsed_args.db_fault_rate,
-            outage_rate=parsed_args.outage_rate,
-            service_down_time=parsed_args.service_down_time,
-            periodic_pause=parsed_args.periodic_pause,
-            check_interval=parsed_args.check_interval,
-            quiet_hosts=self.app.options.verbose_level <= 1)
+            database_url=url, quiet_hosts=self.app.options.verbose_level <= 1,
+            **{name: getattr(parsed_args, name) for name in _AS_PARSED})
         try:
             if parsed_args.plot or parsed_args.report:
                 # Before the run, not after minutes of it.

@@ -26,7 +26,7 @@ GONE_VM_STATES = frozenset({DELETED, SHELVED_OFFLOADED})
 # -- migrations -------------------------------------------------------------
 MIGRATION_TYPES = ("migration", "resize", "live-migration", "evacuation")
 MIGRATION_STATUSES = (
-    "pre-migrating", "migrating", "post-migrating", "finished", "confirming",
+    "pre-migrating", "migrating", "finished", "confirming",
     "confirmed", "reverting", "reverted", "error", "done", "failed", "accepted",
     "running", "cancelled",
 )

@@ -246,6 +246,20 @@ def _unexpected(move: MoveClaim, step: str, held: _Held) -> errors.UnexpectedAll
     )
 
 
+# A confirm finding the move reverted, and a revert finding it confirmed:
+# the error, what the move became, and the half the instance holds.
+_OTHER_WAY = {
+    "confirm": (errors.AlreadyReverted, "reverted", "source"),
+    "revert": (errors.AlreadyConfirmed, "confirmed", "destination"),
+}
+
+
+def _ended_the_other_way(move: MoveClaim, step: str, held: _Held) -> errors.MoveError:
+    error, ended, half = _OTHER_WAY[step]
+    return error(f"migration {move.migration_uuid} was {ended}: instance "
+                 f"{move.instance_uuid} holds only its {half} {held.instance_holds}")
+
+
 class DoubledClaim(ClaimStrategy):
     """I:{S: f_old, D: f_new} while the move runs."""
 
@@ -265,26 +279,23 @@ class DoubledClaim(ClaimStrategy):
         return {move.instance_uuid: move.during}
 
     def _decide_confirm(self, move, held):
-        if held.instance_holds == move.during:
-            return {move.instance_uuid: normalized(move.dest), move.migration_uuid: {}}
-        if not held.instance_holds or held.instance_holds == normalized(move.dest):
-            return {move.migration_uuid: {}}
-        if held.instance_holds == normalized(move.source):
-            raise errors.AlreadyReverted(
-                f"migration {move.migration_uuid} was reverted: instance "
-                f"{move.instance_uuid} holds only its source {held.instance_holds}")
-        raise _unexpected(move, "confirm", held)
+        return self._keep(move, held, "confirm", keep=move.dest, other=move.source)
 
     def _decide_revert(self, move, held):
+        return self._keep(move, held, "revert", keep=move.source, other=move.dest)
+
+    @staticmethod
+    def _keep(move: MoveClaim, held: _Held, step: str, *, keep: t.Allocations,
+              other: t.Allocations) -> dict[str, Alloc]:
+        """Confirm or revert: I keeps one half; holding only the other one
+        means the move ended the other way."""
         if held.instance_holds == move.during:
-            return {move.instance_uuid: normalized(move.source), move.migration_uuid: {}}
-        if not held.instance_holds or held.instance_holds == normalized(move.source):
+            return {move.instance_uuid: normalized(keep), move.migration_uuid: {}}
+        if not held.instance_holds or held.instance_holds == normalized(keep):
             return {move.migration_uuid: {}}
-        if held.instance_holds == normalized(move.dest):
-            raise errors.AlreadyConfirmed(
-                f"migration {move.migration_uuid} was confirmed: instance "
-                f"{move.instance_uuid} holds only its destination {held.instance_holds}")
-        raise _unexpected(move, "revert", held)
+        if held.instance_holds == normalized(other):
+            raise _ended_the_other_way(move, step, held)
+        raise _unexpected(move, step, held)
 
 
 class MigrationClaim(ClaimStrategy):
@@ -317,9 +328,7 @@ class MigrationClaim(ClaimStrategy):
             return {move.migration_uuid: {}}
         if (held.instance_holds and held.instance_holds == normalized(move.source)
                 and held.instance_holds != normalized(move.dest)):
-            raise errors.AlreadyReverted(
-                f"migration {move.migration_uuid} was reverted: instance "
-                f"{move.instance_uuid} holds only its source {held.instance_holds}")
+            raise _ended_the_other_way(move, "confirm", held)
         return {}
 
     def _decide_revert(self, move, held):
@@ -333,9 +342,7 @@ class MigrationClaim(ClaimStrategy):
                     move.migration_uuid: {}}
         if (held.instance_holds and held.instance_holds == normalized(move.dest)
                 and held.instance_holds != normalized(move.source)):
-            raise errors.AlreadyConfirmed(
-                f"migration {move.migration_uuid} was confirmed: instance "
-                f"{move.instance_uuid} holds only its destination {held.instance_holds}")
+            raise _ended_the_other_way(move, "revert", held)
         return {}
 
 

@@ -65,22 +65,19 @@ def claim_destination(
     the next one.
     """
     try:
-        return _claim_destination(ctx, migration, to_host, exclude_host, strategy, reason,
-                                  operation)
+        found, nodes = _candidates(ctx, migration, to_host, exclude_host, operation)
+        return _claim_first(ctx, migration, found, nodes, strategy, reason)
     except Exception:
         fail(ctx, migration.uuid, status=failure_status, reason=f"{reason}: no destination")
         raise
 
 
-def _claim_destination(
-    ctx: MoveContext,
-    migration: v.Migration,
-    to_host: str | None,
-    exclude_host: str | None,
-    strategy: claims.ClaimStrategy,
-    reason: str,
+def _candidates(
+    ctx: MoveContext, migration: v.Migration, to_host: str | None, exclude_host: str | None,
     operation: str,
-) -> tuple[v.Migration, Destination]:
+) -> tuple[list[scheduler.Candidate], list[v.ComputeNode]]:
+    """Where the move's new flavor fits (on ``to_host`` when named), and the
+    compute nodes those candidates are judged among."""
     if to_host is not None and to_host == exclude_host:
         raise errors.MoveError(
             f"instance {migration.instance_uuid} is on host {to_host!r} already")
@@ -96,16 +93,23 @@ def _claim_destination(
                 f"{to_host!r} cannot hold {t.format_resources(resources)} ("
                 + "; ".join(f"node {n.nodename}: {_why(ctx, n.uuid, resources)}" for n in nodes)
                 + ")")
-    else:
-        # The scheduler skips hosts the preconditions table refuses (down,
-        # disabled, still cleaning up after this instance).
-        instance = ctx.store.get_instance(migration.instance_uuid)
-        nodes = ctx.store.list_compute_nodes()
-        refused = {host for host in {n.host for n in nodes}
-                   if preconditions.destination_problem(ctx.conf, ctx.store, operation,
-                                                        instance, host) is not None}
-        excluded = {n.uuid for n in nodes if n.host == exclude_host or n.host in refused}
-        found = scheduler.candidates(ctx.backend, resources, exclude_roots=excluded)
+        return found, nodes
+    # The scheduler skips hosts the preconditions table refuses (down,
+    # disabled, still cleaning up after this instance).
+    instance = ctx.store.get_instance(migration.instance_uuid)
+    nodes = ctx.store.list_compute_nodes()
+    refused = {host for host in {n.host for n in nodes}
+               if preconditions.destination_problem(ctx.conf, ctx.store, operation,
+                                                    instance, host) is not None}
+    excluded = {n.uuid for n in nodes if n.host == exclude_host or n.host in refused}
+    return scheduler.candidates(ctx.backend, resources, exclude_roots=excluded), nodes
+
+
+def _claim_first(
+    ctx: MoveContext, migration: v.Migration, found: list[scheduler.Candidate],
+    nodes: list[v.ComputeNode], strategy: claims.ClaimStrategy, reason: str,
+) -> tuple[v.Migration, Destination]:
+    """Hold the claim on the first candidate that can still be had."""
     node_by_root: Mapping[str, v.ComputeNode] = {n.uuid: n for n in nodes}
     # Trees that are not compute nodes (sharing providers) cannot host a guest.
     found = [c for c in found if c.root_uuid in node_by_root]

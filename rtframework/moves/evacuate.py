@@ -14,17 +14,10 @@ from __future__ import annotations
 import logging
 
 from rtframework.compute import values as v
-from rtframework.moves import (
-    destination,
-    errors,
-    preconditions,
-    record_claims,
-    records,
-    resize,
-    state,
-)
+from rtframework.moves import errors, preconditions, record_claims, records, resize, state
 from rtframework.moves.claims import DoubledClaim
 from rtframework.moves.context import MoveContext
+from rtframework.moves.start import start_move
 
 LOG = logging.getLogger(__name__)
 
@@ -34,20 +27,12 @@ TASK_REBUILDING = "rebuilding"
 def start(ctx: MoveContext, instance_ref: str, *, to_host: str | None = None) -> v.Migration:
     """Check the source is down, then hold the claim on a destination."""
     instance = records.lookup_instance(ctx, instance_ref)
-    preconditions.check(ctx.conf, ctx.store, preconditions.EVACUATE, instance,
-                        dest_host=to_host)
-    strategy = DoubledClaim(ctx.backend, retries=ctx.conf.placement.conflict_retries)
-    _, migration = records.begin(
-        ctx, instance, migration_type=state.EVACUATION, task_state=TASK_REBUILDING,
-        new_flavor=instance.flavor, claim_strategy=strategy.name,
-        expected_vm_states=frozenset({v.ACTIVE, v.ERROR}),
-    )
-    migration = records.advance(ctx, migration, state.PRE_MIGRATING)
-    migration, _ = destination.claim_destination(
-        ctx, migration, to_host=to_host, exclude_host=instance.host, strategy=strategy,
-        reason=f"evacuation {migration.uuid} start", operation=preconditions.EVACUATE,
-    )
-    return migration
+    return start_move(
+        ctx, instance, operation=preconditions.EVACUATE, migration_type=state.EVACUATION,
+        task_state=TASK_REBUILDING, new_flavor=instance.flavor, to_host=to_host,
+        exclude_host=instance.host, claim_in=state.PRE_MIGRATING,
+        strategy=DoubledClaim(ctx.backend, retries=ctx.conf.placement.conflict_retries),
+        expected_vm_states=frozenset({v.ACTIVE, v.ERROR}))
 
 
 def rebuild(ctx: MoveContext, migration_uuid: str) -> v.Migration:
@@ -88,9 +73,8 @@ def source_returned(ctx: MoveContext, migration: v.Migration) -> v.Migration:
         raise errors.MoveError(
             f"evacuation {migration.uuid}: instance {instance.uuid} lives on its source host "
             f"{migration.source_host!r} again; its half there is its home's claim")
-    record_claims.strategy_for(ctx, migration).confirm(
-        record_claims.claim_for(ctx, migration),
-        reason=f"evacuation {migration.uuid}: source host {migration.source_host} returned "
-        "and the instance lives elsewhere")
+    record_claims.keep_destination(
+        ctx, migration, f"evacuation {migration.uuid}: source host {migration.source_host} "
+        "returned and the instance lives elsewhere")
     ctx.destroy(migration.source_host, instance, migration.source_node)
     return records.advance(ctx, migration, state.DONE)

@@ -14,17 +14,9 @@ from __future__ import annotations
 import logging
 
 from rtframework.compute import values as v
-from rtframework.moves import (
-    claims,
-    destination,
-    errors,
-    preconditions,
-    record_claims,
-    records,
-    state,
-    undo,
-)
+from rtframework.moves import errors, preconditions, record_claims, records, state, undo
 from rtframework.moves.context import MoveContext
+from rtframework.moves.start import start_move
 
 LOG = logging.getLogger(__name__)
 
@@ -34,19 +26,10 @@ TASK_MIGRATING = "migrating"
 def start(ctx: MoveContext, instance_ref: str, *, to_host: str | None = None) -> v.Migration:
     """Hold the claim on the destination and start copying: running."""
     instance = records.lookup_instance(ctx, instance_ref)
-    preconditions.check(ctx.conf, ctx.store, preconditions.LIVE_MIGRATE, instance,
-                        dest_host=to_host)
-    strategy = claims.strategy(ctx.conf.placement.move_claim_strategy, ctx.backend,
-                               ctx.conf)
-    _, migration = records.begin(
-        ctx, instance, migration_type=state.LIVE, task_state=TASK_MIGRATING,
-        new_flavor=instance.flavor, claim_strategy=strategy.name,
-    )
-    migration, _ = destination.claim_destination(
-        ctx, migration, to_host=to_host, exclude_host=instance.host, strategy=strategy,
-        reason=f"live-migration {migration.uuid} start", failure_status=state.FAILED,
-        operation=preconditions.LIVE_MIGRATE,
-    )
+    migration = start_move(
+        ctx, instance, operation=preconditions.LIVE_MIGRATE, migration_type=state.LIVE,
+        task_state=TASK_MIGRATING, new_flavor=instance.flavor, to_host=to_host,
+        exclude_host=instance.host, failure_status=state.FAILED)
     try:
         ctx.spawn(migration.dest_host, instance, migration.dest_node, instance.flavor)
         return records.advance(ctx, migration, state.RUNNING)
@@ -84,9 +67,8 @@ def complete(ctx: MoveContext, migration_uuid: str) -> v.Migration:
 
 
 def finish_complete(ctx: MoveContext, migration: v.Migration) -> v.Migration:
-    record_claims.strategy_for(ctx, migration).confirm(
-        record_claims.claim_for(ctx, migration),
-        reason=f"live-migration {migration.uuid} completed")
+    record_claims.keep_destination(ctx, migration,
+                                   f"live-migration {migration.uuid} completed")
     instance = ctx.store.get_instance(migration.instance_uuid)
     ctx.destroy(migration.source_host, instance, migration.source_node)
     return records.advance(ctx, migration, state.DONE)

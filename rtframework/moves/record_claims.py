@@ -26,6 +26,16 @@ def strategy_for(ctx: MoveContext, migration: v.Migration) -> claims.ClaimStrate
     return claims.strategy(migration.claim_strategy, ctx.backend, ctx.conf)
 
 
+def keep_destination(ctx: MoveContext, migration: v.Migration, reason: str) -> None:
+    """The move's claim step that keeps only the destination (confirm)."""
+    strategy_for(ctx, migration).confirm(claim_for(ctx, migration), reason=reason)
+
+
+def keep_source(ctx: MoveContext, migration: v.Migration, reason: str) -> None:
+    """The move's claim step that keeps only the source (revert, roll back)."""
+    strategy_for(ctx, migration).revert(claim_for(ctx, migration), reason=reason)
+
+
 def claim_for(ctx: MoveContext, migration: v.Migration) -> claims.MoveClaim:
     """The claim of ``migration``: the allocations its record keeps."""
     instance = ctx.store.get_instance(migration.instance_uuid)

@@ -19,10 +19,10 @@ one provider until it ends).
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from rtframework.compute import values as v
 from rtframework.moves import (
-    claims,
     destination,
     errors,
     preconditions,
@@ -32,6 +32,7 @@ from rtframework.moves import (
     undo,
 )
 from rtframework.moves.context import MoveContext
+from rtframework.moves.start import start_move
 
 LOG = logging.getLogger(__name__)
 
@@ -60,23 +61,12 @@ def start(
             raise errors.MoveError(
                 f"instance {instance.uuid} has flavor {dict(instance.flavor.resources)} "
                 "already")
-    preconditions.check(ctx.conf, ctx.store,
-                        preconditions.MIGRATE if cold else preconditions.RESIZE,
-                        instance, dest_host=to_host)
-    strategy = claims.strategy(ctx.conf.placement.move_claim_strategy, ctx.backend,
-                               ctx.conf)
-    _, migration = records.begin(
-        ctx, instance, migration_type=migration_type, task_state=TASK_PREP,
-        new_flavor=new_flavor, claim_strategy=strategy.name,
-    )
-    migration, _ = destination.claim_destination(
-        ctx, migration, to_host=to_host,
+    return start_move(
+        ctx, instance, operation=preconditions.MIGRATE if cold else preconditions.RESIZE,
+        migration_type=migration_type, task_state=TASK_PREP, new_flavor=new_flavor,
+        to_host=to_host,
         # A cold migration must leave the host; a resize may stay.
-        exclude_host=instance.host if cold else None,
-        strategy=strategy, reason=f"{migration_type} {migration.uuid} start",
-        operation=preconditions.MIGRATE if cold else preconditions.RESIZE,
-    )
-    return migration
+        exclude_host=instance.host if cold else None)
 
 
 def migrate(ctx: MoveContext, migration_uuid: str) -> v.Migration:
@@ -100,24 +90,19 @@ def finish(ctx: MoveContext, migration_uuid: str) -> v.Migration:
     return records.advance(ctx, migration, state.FINISHED)
 
 
-def run(
-    ctx: MoveContext,
-    instance_ref: str,
-    new_flavor: v.Flavor | None = None,
-    *,
-    to_host: str | None = None,
-    migration_type: str = state.RESIZE,
-) -> v.Migration:
-    """All steps up to verify-resize; a failure rolls back to the source."""
-    migration = start(ctx, instance_ref, new_flavor, to_host=to_host,
-                      migration_type=migration_type)
+def run(ctx: MoveContext, instance_ref: str, new_flavor: v.Flavor | None = None,
+        **where: Any) -> v.Migration:
+    """All steps up to verify-resize (``where``: :func:`start`'s ``to_host``
+    and ``migration_type``); a failure rolls back to the source."""
+    migration = start(ctx, instance_ref, new_flavor, **where)
     try:
         migrate(ctx, migration.uuid)
         return finish(ctx, migration.uuid)
     except Exception as exc:
-        LOG.warning("%s %s failed (%s); rolling back to the source", migration_type,
+        LOG.warning("%s %s failed (%s); rolling back to the source", migration.migration_type,
                     migration.uuid, exc)
-        rollback(ctx, migration.uuid, reason=f"{migration_type} {migration.uuid} failed")
+        rollback(ctx, migration.uuid,
+                 reason=f"{migration.migration_type} {migration.uuid} failed")
         raise
 
 
@@ -160,9 +145,8 @@ def _take(ctx: MoveContext, migration_uuid: str, going: str, done: str,
 
 def finish_confirm(ctx: MoveContext, migration: v.Migration) -> v.Migration:
     """The rest of a confirm (also what recovery runs for ``confirming``)."""
-    record_claims.strategy_for(ctx, migration).confirm(
-        record_claims.claim_for(ctx, migration),
-        reason=f"{migration.migration_type} {migration.uuid} confirmed")
+    record_claims.keep_destination(ctx, migration,
+                                   f"{migration.migration_type} {migration.uuid} confirmed")
     instance = ctx.store.get_instance(migration.instance_uuid)
     # The source copy goes only when the record places the instance elsewhere.
     if migration.source_host != migration.dest_host and instance.host != migration.source_host:
@@ -185,9 +169,8 @@ def revert(ctx: MoveContext, migration_uuid: str) -> v.Migration:
 
 def finish_revert(ctx: MoveContext, migration: v.Migration) -> v.Migration:
     """The rest of a revert (also what recovery runs for ``reverting``)."""
-    record_claims.strategy_for(ctx, migration).revert(
-        record_claims.claim_for(ctx, migration),
-        reason=f"{migration.migration_type} {migration.uuid} reverted")
+    record_claims.keep_source(ctx, migration,
+                              f"{migration.migration_type} {migration.uuid} reverted")
     instance = ctx.store.get_instance(migration.instance_uuid)
     if instance.vm_state != v.DELETED and not undo.restore_on_source(ctx, migration, instance):
         if migration.source_host != migration.dest_host:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from rtframework.compute import values as v
 from rtframework.moves import state
 from rtframework.moves.context import MoveContext
-from rtframework.moves.record_claims import claim_for, strategy_for
+from rtframework.moves.record_claims import keep_source
 from rtframework.moves.records import advance, get_migration, update_instance
 
 
@@ -22,7 +22,7 @@ def fail(
     migration = get_migration(ctx, migration_uuid)
     if state.is_final(migration.status):
         return migration
-    strategy_for(ctx, migration).revert(claim_for(ctx, migration), reason=reason)
+    keep_source(ctx, migration, reason)
     instance = ctx.store.get_instance(migration.instance_uuid)
     if migration.dest_host and migration.dest_host != migration.source_host:
         # The destination may have started the guest already (a live

@@ -4,10 +4,12 @@ guarantee, soaks and benchmarks."""
 from __future__ import annotations
 
 import collections
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from rtframework.placement.backend import PlacementBackend
+from rtframework.proxy import CallProxy
 
 _READ_PREFIXES = ("get_", "list_")
 
@@ -30,25 +32,20 @@ class CallStats:
         self.by_method.clear()
 
 
-class CountingBackend:
+class CountingBackend(CallProxy):
     """Forwards every call to ``backend``, counting reads (get_*, list_*)
     and writes (everything else public that is called)."""
 
+    _passed_through = frozenset({"close"})
+
     def __init__(self, backend: PlacementBackend, stats: CallStats | None = None) -> None:
-        self.wrapped = backend
+        super().__init__(backend)
         self.stats = stats if stats is not None else CallStats()
 
-    def __getattr__(self, name: str) -> Any:
-        attr = getattr(self.wrapped, name)
-        if name.startswith("_") or not callable(attr) or name == "close":
-            return attr
-
-        def counted(*args: Any, **kwargs: Any) -> Any:
-            if name.startswith(_READ_PREFIXES):
-                self.stats.reads += 1
-            else:
-                self.stats.writes += 1
-            self.stats.by_method[name] += 1
-            return attr(*args, **kwargs)
-
-        return counted
+    def _around(self, name: str, call: Callable[[], Any]) -> Any:
+        if name.startswith(_READ_PREFIXES):
+            self.stats.reads += 1
+        else:
+            self.stats.writes += 1
+        self.stats.by_method[name] += 1
+        return call()

@@ -10,7 +10,8 @@ Every request carries ``OpenStack-API-Version: placement 1.39``. Lower
 versions lose what the contract relies on: consumer generations (1.28),
 consumer types (1.38), POST /allocations (1.13), provider trees and
 ``in_tree`` (1.14), forbidden traits (1.22), repeated ``member_of`` (1.24),
-provider summaries of whole trees (1.29) and ``required=in:`` (1.39);
+forbidden aggregates ``member_of=!in:`` (1.32), provider summaries of whole
+trees (1.29) and ``required=in:`` (1.39);
 request groups take numbered groups (1.25), ``in_tree{N}`` (1.31), string
 suffixes (1.33), ``mappings`` (1.34), ``root_required`` and resourceless
 groups (1.35) and ``same_subtree`` (1.36).
@@ -96,7 +97,8 @@ def _allocations_body(allocations: t.Allocations) -> dict[str, Any]:
 
 def _query_params(required: frozenset[str], forbidden: frozenset[str],
                   member_of: Sequence[frozenset[str]], in_tree: str | None,
-                  resources: Mapping[str, int]) -> list[tuple[str, str]]:
+                  resources: Mapping[str, int],
+                  forbidden_aggregates: frozenset[str] = frozenset()) -> list[tuple[str, str]]:
     """The filters GET /resource_providers and /allocation_candidates share."""
     params: list[tuple[str, str]] = []
     if resources:
@@ -106,6 +108,8 @@ def _query_params(required: frozenset[str], forbidden: frozenset[str],
                                                                   sorted(forbidden)])))
     for any_of in member_of:
         params.append(("member_of", "in:" + ",".join(sorted(any_of))))
+    if forbidden_aggregates:
+        params.append(("member_of", "!in:" + ",".join(sorted(forbidden_aggregates))))
     if in_tree is not None:
         params.append(("in_tree", in_tree))
     return params
@@ -444,11 +448,11 @@ class HTTPBackend(contract.PlacementBackend):
     def get_allocation_candidates(self, query: t.CandidateQuery) -> t.AllocationCandidates:
         query = validation.candidate_query(query)
         params = _query_params(query.required_traits, query.forbidden_traits, query.member_of,
-                               query.in_tree, query.resources)
+                               query.in_tree, query.resources, query.forbidden_aggregates)
         for suffix, group in sorted(query.groups.items()):
             params += [(f"{name}{suffix}", value) for name, value in _query_params(
                 group.required_traits, group.forbidden_traits, group.member_of,
-                group.in_tree, group.resources)]
+                group.in_tree, group.resources, group.forbidden_aggregates)]
         if query.group_policy is not None:
             params.append(("group_policy", query.group_policy))
         if query.root_required or query.root_forbidden:

@@ -141,15 +141,18 @@ class RequestGroup:
     """One numbered (granular) request group: every class it asks for comes
     from ONE provider, which has the required traits, none of the forbidden
     ones, is in an aggregate of each ``member_of`` any-of set (an aggregate
-    of its root counts) and, with ``in_tree``, sits in that provider's tree.
-    A group without resources (required traits only) names a provider and
-    allocates nothing."""
+    of its root counts), in none of ``forbidden_aggregates`` (its own
+    aggregates only, as Placement has it) and, with ``in_tree``, sits in
+    that provider's tree. A group without resources (required traits only)
+    names a provider and allocates nothing."""
 
     resources: Mapping[str, int] = field(default_factory=dict)
     required_traits: frozenset[str] = frozenset()
     forbidden_traits: frozenset[str] = frozenset()
     member_of: tuple[frozenset[str], ...] = ()
     in_tree: str | None = None
+    # member_of=!agg / member_of=!in:a,b (Placement 1.32): in none of them.
+    forbidden_aggregates: frozenset[str] = frozenset()
 
 
 GROUP_POLICIES = ("none", "isolate")
@@ -167,7 +170,9 @@ class CandidateQuery:
     lets numbered groups share a provider, ``isolate`` puts each on its own.
     ``root_required``/``root_forbidden``: traits the candidate tree's root
     has / lacks. ``same_subtree``: sets of suffixes whose providers all sit
-    under one of them.
+    under one of them. ``forbidden_aggregates`` (``member_of=!agg``,
+    ``member_of=!in:a,b``): no provider serving the unnumbered group, nor
+    the root of its tree, is in one of them.
     """
 
     resources: Mapping[str, int] = field(default_factory=dict)
@@ -181,6 +186,7 @@ class CandidateQuery:
     root_required: frozenset[str] = frozenset()
     root_forbidden: frozenset[str] = frozenset()
     same_subtree: tuple[frozenset[str], ...] = ()
+    forbidden_aggregates: frozenset[str] = frozenset()
 
     @property
     def granular(self) -> bool:

@@ -54,13 +54,16 @@ def is_custom_name(name: object) -> bool:
     return isinstance(name, str) and len(name) <= MAX_NAME and bool(_CUSTOM_NAME.match(name))
 
 
+def _check_name(name: str, what: str, standard: frozenset[str], standard_what: str,
+                error: type[errors.InvalidRequest]) -> None:
+    """A resource class or trait name is standard or CUSTOM_ followed by [A-Z0-9_]."""
+    if name not in standard and not is_custom_name(name):
+        raise error(f"invalid {what} {_short(name)}: neither a standard {standard_what} nor "
+                    "CUSTOM_ followed by upper-case letters, digits and underscores")
+
+
 def check_resource_class_name(name: str) -> None:
-    """A class name is standard or CUSTOM_ followed by [A-Z0-9_]."""
-    if name not in STANDARD_CLASSES and not is_custom_name(name):
-        raise errors.InvalidResourceClass(
-            f"invalid resource class {_short(name)}: neither a standard class nor "
-            f"CUSTOM_ followed by upper-case letters, digits and underscores"
-        )
+    _check_name(name, "resource class", STANDARD_CLASSES, "class", errors.InvalidResourceClass)
 
 
 def check_custom_resource_class_name(name: str) -> None:
@@ -73,11 +76,7 @@ def check_custom_resource_class_name(name: str) -> None:
 
 
 def check_trait_name(name: str) -> None:
-    if name not in STANDARD_TRAITS and not is_custom_name(name):
-        raise errors.InvalidTrait(
-            f"invalid trait {_short(name)}: neither a standard trait (os-traits) nor "
-            f"CUSTOM_ followed by upper-case letters, digits and underscores"
-        )
+    _check_name(name, "trait", STANDARD_TRAITS, "trait (os-traits)", errors.InvalidTrait)
 
 
 def check_provider_name(name: object) -> str:
@@ -155,30 +154,21 @@ def check_inventory(provider: str, resource_class: str, inv: t.Inventory) -> Non
     where = f"inventory of {resource_class} on provider {provider}"
     if not isinstance(inv, t.Inventory):
         raise errors.InvalidInventory(f"{where}: not an Inventory: {_short(inv)}")
-    for field in ("total", "reserved", "min_unit", "max_unit", "step_size"):
+    # Each integer field and its least value.
+    for field, least in (("total", 1), ("reserved", 0), ("min_unit", 1), ("max_unit", 1),
+                         ("step_size", 1)):
         value = getattr(inv, field)
         if not _is_int(value):
             raise errors.InvalidInventory(f"{where}: {field} must be an integer, got {value!r}")
         if value > t.MAX_INT:
             raise errors.InvalidInventory(f"{where}: {field} {value} > {t.MAX_INT}")
-    if inv.total < 1:
-        raise errors.InvalidInventory(f"{where}: total {inv.total} < 1")
-    if inv.reserved < 0:
-        raise errors.InvalidInventory(f"{where}: reserved {inv.reserved} < 0")
+        if value < least:
+            raise errors.InvalidInventory(f"{where}: {field} {value} < {least}")
     if inv.reserved > inv.total:
-        raise errors.InvalidInventory(
-            f"{where}: reserved {inv.reserved} > total {inv.total}"
-        )
-    if inv.min_unit < 1:
-        raise errors.InvalidInventory(f"{where}: min_unit {inv.min_unit} < 1")
-    if inv.max_unit < 1:
-        raise errors.InvalidInventory(f"{where}: max_unit {inv.max_unit} < 1")
+        raise errors.InvalidInventory(f"{where}: reserved {inv.reserved} > total {inv.total}")
     if inv.min_unit > inv.max_unit:
         raise errors.InvalidInventory(
-            f"{where}: min_unit {inv.min_unit} > max_unit {inv.max_unit}"
-        )
-    if inv.step_size < 1:
-        raise errors.InvalidInventory(f"{where}: step_size {inv.step_size} < 1")
+            f"{where}: min_unit {inv.min_unit} > max_unit {inv.max_unit}")
     ratio = inv.allocation_ratio
     if (isinstance(ratio, bool) or not isinstance(ratio, int | float)
             or not math.isfinite(ratio) or not 0 < ratio <= MAX_RATIO):
@@ -260,7 +250,10 @@ def check_capacity(
 
 
 # -- whole requests ------------------------------------------------------
-def _check_amounts_shape(resources: object, where: str) -> dict[str, int]:
+def _check_amounts_shape(resources: object, where: str,
+                         amount_error: type[errors.PlacementError] = errors.InvalidRequest,
+                         ) -> dict[str, int]:
+    """class -> amount, each amount 1 to MAX_INT (else ``amount_error``)."""
     if not hasattr(resources, "items"):
         raise errors.InvalidRequest(f"{where}: resources must map class -> amount, "
                                     f"got {_short(resources)}")
@@ -268,7 +261,7 @@ def _check_amounts_shape(resources: object, where: str) -> dict[str, int]:
     for rc, amount in found.items():
         check_resource_class_name(rc)
         if not _is_int(amount) or not 1 <= amount <= t.MAX_INT:
-            raise errors.InvalidRequest(
+            raise amount_error(
                 f"{where}: amount of {rc} must be an integer from 1 to {t.MAX_INT}, "
                 f"got {_short(amount)}")
     return found
@@ -301,18 +294,11 @@ def allocation_writes(writes: Iterable[t.AllocationWrite]) -> list[t.AllocationW
             if rp in allocations:
                 raise errors.InvalidRequest(
                     f"provider {rp} is named twice in the allocations of consumer {consumer}")
-            where = f"allocation of consumer {consumer} on provider {rp}"
-            if not hasattr(resources, "items"):
-                raise errors.InvalidRequest(f"{where}: resources must map class -> amount, "
-                                            f"got {_short(resources)}")
-            for rc, amount in resources.items():
-                check_resource_class_name(rc)
-                if not _is_int(amount) or not 1 <= amount <= t.MAX_INT:
-                    raise errors.InvalidAllocation(
-                        f"{where}: amount of {rc} must be an integer from 1 to {t.MAX_INT}, "
-                        f"got {_short(amount)}")
+            resources = _check_amounts_shape(
+                resources, f"allocation of consumer {consumer} on provider {rp}",
+                amount_error=errors.InvalidAllocation)
             if resources:
-                allocations[rp] = dict(resources)
+                allocations[rp] = resources
         checked.append(dataclasses.replace(w, consumer_uuid=consumer, allocations=allocations))
     names = [w.consumer_uuid for w in checked]
     twice = sorted({n for n in names if names.count(n) > 1})
@@ -326,6 +312,13 @@ def _uuid_sets(member_of: object, what: str) -> tuple[frozenset[str], ...]:
         raise errors.InvalidRequest(f"{what} must be a sequence of sets of aggregate uuids")
     return tuple(frozenset(normalize_uuid(a, "aggregate uuid") for a in any_of)
                  for any_of in member_of)
+
+
+def _uuid_set(values: object, what: str) -> frozenset[str]:
+    if isinstance(values, str | bytes) or not isinstance(values, Iterable):
+        raise errors.InvalidRequest(f"{what} must be a set of aggregate uuids, got "
+                                    f"{_short(values)}")
+    return frozenset(normalize_uuid(a, f"{what} uuid") for a in values)
 
 
 def _traits(names: object, what: str) -> frozenset[str]:
@@ -383,14 +376,21 @@ def candidate_query(query: t.CandidateQuery) -> t.CandidateQuery:
             member_of=_uuid_sets(group.member_of, f"{where} member_of"),
             required_traits=_traits(group.required_traits, f"{where} required traits"),
             forbidden_traits=_traits(group.forbidden_traits, f"{where} forbidden traits"),
+            forbidden_aggregates=_uuid_set(group.forbidden_aggregates,
+                                           f"{where} forbidden aggregate"),
         )
         if not checked.resources and not checked.required_traits | checked.forbidden_traits:
             raise errors.InvalidRequest(f"{where} asks for no resources and no traits")
+        if not checked.resources and checked.forbidden_aggregates:
+            raise errors.InvalidRequest(
+                f"{where} forbids aggregates but asks for no resources: a member_of "
+                "needs resources in its group")
         groups[suffix] = checked
     if not resources and not any(g.resources for g in groups.values()):
         raise errors.InvalidRequest("an allocation candidate request needs resources")
+    forbidden_aggregates = _uuid_set(query.forbidden_aggregates, "forbidden aggregate")
     if not resources and (query.in_tree or query.member_of or query.required_traits
-                          or query.forbidden_traits):
+                          or query.forbidden_traits or forbidden_aggregates):
         raise errors.InvalidRequest(
             "the unnumbered group names in_tree, member_of or traits but no resources; "
             "name them on the numbered groups instead")
@@ -427,6 +427,7 @@ def candidate_query(query: t.CandidateQuery) -> t.CandidateQuery:
         forbidden_traits=_traits(query.forbidden_traits, "forbidden traits"),
         groups=groups, same_subtree=same_subtree,
         root_required=root_required, root_forbidden=root_forbidden,
+        forbidden_aggregates=forbidden_aggregates,
     )
 
 

@@ -23,6 +23,7 @@ import sqlalchemy as sa
 from rtframework.placement import errors as perrors
 from rtframework.placement import types as t
 from rtframework.placement.backend import PlacementBackend
+from rtframework.proxy import CallProxy
 
 
 class InjectedDisconnect(ConnectionError):
@@ -98,24 +99,17 @@ def bump_generation(backend: PlacementBackend, rng: random.Random, consumers: Se
     return False
 
 
-class ConflictCounter:
+class ConflictCounter(CallProxy):
     """Forwards to ``backend``; ``on_conflict()`` is called for every
     GenerationConflict a call raises."""
 
     def __init__(self, backend: PlacementBackend, on_conflict: Callable[[], None]) -> None:
-        self.wrapped = backend
+        super().__init__(backend)
         self._on_conflict = on_conflict
 
-    def __getattr__(self, name: str) -> Any:
-        attr = getattr(self.wrapped, name)
-        if name.startswith("_") or not callable(attr):
-            return attr
-
-        def counted(*args: Any, **kwargs: Any) -> Any:
-            try:
-                return attr(*args, **kwargs)
-            except perrors.GenerationConflict:
-                self._on_conflict()
-                raise
-
-        return counted
+    def _around(self, name: str, call: Callable[[], Any]) -> Any:
+        try:
+            return call()
+        except perrors.GenerationConflict:
+            self._on_conflict()
+            raise

@@ -23,6 +23,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from rtframework import mysql_engine
+from rtframework.proxy import CallProxy
 
 LOG = logging.getLogger(__name__)
 
@@ -80,26 +81,19 @@ def host_settings(settings: list, url: str, index: int) -> list:
     return [*settings, ("database", "connection", own), ("placement_database", "connection", own)]
 
 
-class Steady:
+class Steady(CallProxy):
     """Forwards to ``wrapped``; a call that fails because its database
     connection went away (OperationalError, InterfaceError) is re-run,
     for up to ``seconds`` (a Galera cluster freezes for several seconds
     while it drops a dead node)."""
 
     def __init__(self, wrapped: Any, seconds: float = 60.0, pause: float = 0.2) -> None:
-        self.wrapped = wrapped
+        super().__init__(wrapped)
         self._seconds = seconds
         self._pause = pause
 
-    def __getattr__(self, name: str) -> Any:
-        attr = getattr(self.wrapped, name)
-        if name.startswith("_") or not callable(attr):
-            return attr
-
-        def steady(*args: Any, **kwargs: Any) -> Any:
-            return self.call(lambda: attr(*args, **kwargs), name)
-
-        return steady
+    def _around(self, name: str, call: Callable[[], Any]) -> Any:
+        return self.call(call, name)
 
     def call(self, fn: Callable[[], Any], what: str = "call") -> Any:
         deadline = time.monotonic() + self._seconds

@@ -114,10 +114,10 @@ class Host:
                 LOG.exception("periodic run of %s failed unexpectedly", self.name)
             self.passes += 1
 
-    def execute(self, op: ops.Op, env: ops.HostEnv) -> str:
+    def execute(self, op: ops.Op, env: ops.HostEnv) -> ops.Outcome:
         with history.recording(self.store, self.name):
             outcome = ops.execute(op, env)
-            if outcome.startswith("fault"):
+            if outcome.kind == ops.FAULT:
                 self.settle(op)
         return outcome
 

@@ -73,6 +73,25 @@ class Op:
     after_copy: bool = False  # delete mid-move: after the resize's migrate step
 
 
+# How an operation ends: done; refused by an expected error; its database
+# connection dropped under it (its host then settles it); cut short by a
+# kill of its host; a bug.
+OK, REFUSED, FAULT, INTERRUPTED, ERROR = "ok", "refused", "fault", "interrupted", "error"
+OUTCOME_KINDS = (OK, REFUSED, FAULT, INTERRUPTED, ERROR)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How one operation ended: one of OUTCOME_KINDS and, but for ``ok``,
+    what happened (the error's class; for a bug also its message)."""
+
+    kind: str
+    detail: str = ""
+
+    def __str__(self) -> str:
+        return f"{self.kind}: {self.detail}" if self.detail else self.kind
+
+
 @dataclass(frozen=True)
 class View:
     """What the chooser knows: the records after the previous operation."""
@@ -171,18 +190,18 @@ class HostEnv:
     host_up: Callable[[str], None] = field(default=lambda host: None)
 
 
-def execute(op: Op, env: HostEnv) -> str:
-    """Run ``op``; returns ``ok`` or ``refused: <error>`` (an expected error)."""
+def execute(op: Op, env: HostEnv) -> Outcome:
+    """Run ``op``; how it ended (an unexpected error is logged and returned)."""
     try:
         _run(op, env)
     except FAULTS as exc:
-        return f"fault: {type(exc).__name__}"
+        return Outcome(FAULT, type(exc).__name__)
     except EXPECTED as exc:
-        return f"refused: {type(exc).__name__}"
+        return Outcome(REFUSED, type(exc).__name__)
     except Exception as exc:  # a bug: counted, shown, and the soak goes on
         LOG.exception("operation %d (%s) failed unexpectedly", op.number, op.kind)
-        return f"error: {type(exc).__name__}: {exc}"
-    return "ok"
+        return Outcome(ERROR, f"{type(exc).__name__}: {exc}")
+    return Outcome(OK)
 
 
 def boot_name(op: Op) -> str:

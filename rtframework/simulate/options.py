@@ -65,7 +65,8 @@ class Result:
     options: Options
     seed: int
     ops: list[ops.Op] = field(default_factory=list)
-    outcomes: collections.Counter = field(default_factory=collections.Counter)  # (kind, out)
+    # (operation kind, outcome kind) -> how many
+    outcomes: collections.Counter = field(default_factory=collections.Counter)
     conflicts: int = 0
     kills: int = 0
     bumps: int = 0
@@ -88,7 +89,7 @@ class Result:
 
     @property
     def errors(self) -> int:
-        return sum(n for (_, outcome), n in self.outcomes.items() if outcome.startswith("error"))
+        return sum(n for (_, outcome), n in self.outcomes.items() if outcome == ops.ERROR)
 
 
 def settings_for(options: Options, state_path: str) -> list[tuple]:

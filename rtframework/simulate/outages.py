@@ -104,8 +104,8 @@ class Outages:
                           instance=instance.uuid, target=host)
         return None
 
-    def record(self, op: ops.Op, outcome: str) -> None:
-        if op.kind == ops.OUTAGE_EVACUATE and outcome == "ok" and op.target in self.current:
+    def record(self, op: ops.Op, outcome: ops.Outcome) -> None:
+        if op.kind == ops.OUTAGE_EVACUATE and outcome.kind == ops.OK and op.target in self.current:
             self.current[op.target].evacuated.add(op.instance or "")
 
     def finish(self) -> None:

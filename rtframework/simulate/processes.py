@@ -53,7 +53,7 @@ class ProcessMode:
         self._pending: dict[str, int] = {}  # host -> op number it runs
         self._epochs: dict[str, int] = collections.Counter()  # host -> kills and starts
         self._down_hosts: set[str] = set()
-        self._done: dict[int, str] = {}
+        self._done: dict[int, ops.Outcome] = {}
 
     def restarts(self) -> tuple[dict[str, int], set[str]]:
         """Each host's restart count so far, and the hosts down right now
@@ -188,7 +188,7 @@ class ProcessMode:
             number, outcome = payload
             self._done[number] = outcome
 
-    def _dispatch(self, op: ops.Op, down: set[str]) -> str:
+    def _dispatch(self, op: ops.Op, down: set[str]) -> ops.Outcome:
         """Hand ``op`` to its host's process and wait; chaos may kill it."""
         source = op.target if op.kind == ops.EVACUATE else None
         if source:
@@ -207,14 +207,14 @@ class ProcessMode:
             while op.number not in self._done:
                 if kill_at is not None and time.monotonic() >= kill_at:
                     self._restart(op.executor)
-                    return "interrupted"
+                    return ops.Outcome(ops.INTERRUPTED)
                 if time.monotonic() > deadline:
                     raise RuntimeError(f"operation {op.number} ({op.kind}) on {op.executor} "
                                        f"did not finish in {OP_TIMEOUT:.0f}s")
                 if not self._procs[op.executor].is_alive():
                     self._start(op.executor)
                     self._wait_ready([op.executor])
-                    return "error: host process died"
+                    return ops.Outcome(ops.ERROR, "host process died")
                 self._read_result(0.005 if kill_at else 0.2)
             return self._done.pop(op.number)
         finally:

@@ -7,7 +7,7 @@ import prettytable
 from rtframework.simulate import dbnodes, ops
 from rtframework.simulate.options import Result
 
-OUTCOMES = ("ok", "refused", "fault", "interrupted", "error")
+OUTCOMES = ops.OUTCOME_KINDS
 # Column titles: a fault is a dropped database connection under the
 # operation (its host then settles it); interrupted is cut short by a kill.
 TITLES = ("ok", "refused", "db fault", "killed", "error")
@@ -70,7 +70,7 @@ def _summary(result: Result) -> prettytable.PrettyTable:
             ("generation bumps", result.bumps),
             ("operations cut short by a kill",
              ", ".join(f"{kind} {n}" for kind in ops.KINDS
-                       if (n := result.outcomes.get((kind, "interrupted"), 0)))
+                       if (n := result.outcomes.get((kind, ops.INTERRUPTED), 0)))
              or "none"),
             ("host outages (no heartbeat for longer than service_down_time)",
              f"{result.outages} ({result.outage_returns} came back; "

@@ -44,7 +44,7 @@ __all__ = ["Options", "Result", "Soak"]
 
 LOG = logging.getLogger(__name__)
 
-Progress = Callable[[ops.Op, str], None]
+Progress = Callable[[ops.Op, ops.Outcome], None]
 
 
 class Soak:
@@ -166,12 +166,12 @@ class Soak:
                   if f not in found]
         self.result.final = found
 
-    def record(self, op: ops.Op, outcome: str, outages: Outages,
+    def record(self, op: ops.Op, outcome: ops.Outcome, outages: Outages,
                progress: Progress | None) -> None:
         self.result.ops.append(op)
-        self.result.outcomes[(op.kind, outcome.split(":")[0])] += 1
+        self.result.outcomes[(op.kind, outcome.kind)] += 1
         outages.record(op, outcome)
-        if outcome.startswith("error"):
+        if outcome.kind == ops.ERROR:
             LOG.error("operation %d %s: %s", op.number, op.kind, outcome)
         if progress is not None:
             progress(op, outcome)

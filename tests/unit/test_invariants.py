@@ -130,10 +130,10 @@ def test_check_reports_only_what_a_second_pass_confirms(monkeypatch):
     transient = snapshot([instance()])  # mid-boot: record ACTIVE, claim not read yet
     settled = snapshot([instance()], held={"i1": {S: dict(F.resources)}})
     passes = iter([transient, settled])
-    monkeypatch.setattr(inv, "take_snapshot", lambda backend, store: next(passes))
+    monkeypatch.setattr(inv, "take_snapshot", lambda backend, store, **_: next(passes))
     assert inv.check(None, None, recheck_delay=0) == []
     stuck = iter([transient, transient])
-    monkeypatch.setattr(inv, "take_snapshot", lambda backend, store: next(stuck))
+    monkeypatch.setattr(inv, "take_snapshot", lambda backend, store, **_: next(stuck))
     assert [f.kind for f in inv.check(None, None, recheck_delay=0)] == ["missing_allocation"]
 
 

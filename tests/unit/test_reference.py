@@ -29,7 +29,6 @@ def allowed(kind, strategy, status, dest=D, **kw):
     ("resize", "reverting", [DOUBLED, SOURCE], [SPLIT, SOURCE]),
     ("live-migration", "accepted", [SOURCE, DOUBLED], [SOURCE, SPLIT]),
     ("live-migration", "running", [DOUBLED], [SPLIT]),
-    ("live-migration", "post-migrating", [DOUBLED, DEST], [SPLIT, DEST]),
     # An evacuation's source is down: always both halves on the instance.
     ("evacuation", "accepted", [SOURCE], [SOURCE]),
     ("evacuation", "pre-migrating", [SOURCE, DOUBLED], [SOURCE, DOUBLED]),

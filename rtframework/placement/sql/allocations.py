@@ -227,11 +227,7 @@ def _check_classes_exist(conn: sa.Connection, w: t.AllocationWrite,
     absent = {rc for uuid, resources in w.allocations.items() for rc in resources
               if rc not in by_uuid[uuid].inventories
               and rc not in validation.STANDARD_CLASSES}
-    missing = absent - queries.custom_names(conn, m.resource_classes, absent)
-    if missing:
-        raise errors.ResourceClassNotFound(
-            f"resource class(es) {', '.join(sorted(missing))} not found "
-            f"(allocation of consumer {w.consumer_uuid})")
+    queries.require_classes(conn, absent, f"allocation of consumer {w.consumer_uuid}")
 
 
 def _plan(writes: Sequence[t.AllocationWrite], consumers: dict[str, _Consumer],

@@ -12,6 +12,9 @@ Rules taken from OpenStack Placement's unnumbered group:
   the candidate (not merely somewhere in the tree).
 * ``forbidden_traits``: none of the providers that serve resources in the
   candidate may have one.
+* ``forbidden_aggregates`` (``member_of=!agg``): no provider that serves a
+  class is in one, and neither is the root of the tree (an aggregate on
+  the root spans the whole tree).
 * ``in_tree``: only the tree of that provider.
 
 Numbered groups, ``group_policy``, ``root_required``, ``same_subtree`` and
@@ -93,6 +96,14 @@ def _eligible(rc: str, amount: int, query: t.CandidateQuery, *,
         )
         # An aggregate on the root covers the whole tree.
         stmt = stmt.where(sa.or_(rp.c.id.in_(members), rp.c.root_provider_id.in_(members)))
+    if query.forbidden_aggregates:
+        banned = (
+            sa.select(pa.c.resource_provider_id)
+            .select_from(pa.join(agg, pa.c.aggregate_id == agg.c.id))
+            .where(agg.c.uuid.in_(sorted(query.forbidden_aggregates)))
+        )
+        # ... and so does a forbidden one: neither the provider nor its root.
+        stmt = stmt.where(rp.c.id.not_in(banned), rp.c.root_provider_id.not_in(banned))
     if query.forbidden_traits:
         pt = m.provider_traits
         stmt = stmt.where(rp.c.id.not_in(
@@ -105,7 +116,8 @@ def _eligible(rc: str, amount: int, query: t.CandidateQuery, *,
 @functools.lru_cache(maxsize=256)
 def _roots_statement(
     resources: tuple[tuple[str, int], ...], member_of: tuple[frozenset[str], ...],
-    required: frozenset[str], forbidden: frozenset[str], in_tree: bool, dialect: str,
+    required: frozenset[str], forbidden: frozenset[str], banned: frozenset[str],
+    in_tree: bool, dialect: str,
 ) -> sa.Select:
     """Roots, in id order after :after, whose tree has an eligible provider
     for every class and every required trait somewhere (the exact trait
@@ -115,7 +127,8 @@ def _roots_statement(
     running it.
     """
     query = t.CandidateQuery(resources=dict(resources), member_of=member_of,
-                             required_traits=required, forbidden_traits=forbidden)
+                             required_traits=required, forbidden_traits=forbidden,
+                             forbidden_aggregates=banned)
     root = m.resource_providers.alias("candidate_root")
     pt, rp = m.provider_traits, m.resource_providers
     stmt = sa.select(root.c.id).where(
@@ -146,7 +159,8 @@ def _roots_statement(
 @functools.lru_cache(maxsize=256)
 def _matching_roots_statement(
     resources: tuple[tuple[str, int], ...], member_of: tuple[frozenset[str], ...],
-    required: frozenset[str], forbidden: frozenset[str], in_tree: bool,
+    required: frozenset[str], forbidden: frozenset[str], banned: frozenset[str],
+    in_tree: bool,
 ) -> sa.Select:
     """Roots, in id order, whose tree has an eligible provider for every
     class and every required trait somewhere: each eligible provider of a
@@ -154,7 +168,8 @@ def _matching_roots_statement(
     every index matches. Usage is aggregated over the cloud unless one tree
     is asked for."""
     query = t.CandidateQuery(resources=dict(resources), member_of=member_of,
-                             required_traits=required, forbidden_traits=forbidden)
+                             required_traits=required, forbidden_traits=forbidden,
+                             forbidden_aggregates=banned)
     pt, rp = m.provider_traits, m.resource_providers
     parts = []
     for key, (rc, amount) in enumerate(resources):
@@ -194,7 +209,7 @@ def _roots(conn: sa.Connection, query: t.CandidateQuery, tree_root: int | None, 
            batch: int | None) -> list[int]:
     shape = (tuple(sorted(query.resources.items())), tuple(sorted(query.member_of, key=sorted)),
              frozenset(query.required_traits), frozenset(query.forbidden_traits),
-             tree_root is not None)
+             frozenset(query.forbidden_aggregates), tree_root is not None)
     params = {} if tree_root is None else {"tree_root": tree_root}
     if batch is not None:
         stmt = _roots_statement(*shape, conn.dialect.name)
@@ -231,7 +246,8 @@ def find(conn: sa.Connection, query: t.CandidateQuery) -> t.AllocationCandidates
         if not roots:
             break
         after = roots[-1]
-        trees = _Trees.load(conn, roots, with_aggregates=bool(query.member_of),
+        trees = _Trees.load(conn, roots,
+                            with_aggregates=bool(query.member_of or query.forbidden_aggregates),
                             whole_cloud=batch is None and tree_root is None)
         for root in roots:
             found = 0
@@ -353,10 +369,10 @@ class _Trees:
             return False
         if query.forbidden_traits and node.traits & query.forbidden_traits:
             return False
-        if query.member_of:
-            mine = node.aggregates | top.aggregates
-            return all(mine & any_of for any_of in query.member_of)
-        return True
+        mine = node.aggregates | top.aggregates
+        if query.forbidden_aggregates and mine & query.forbidden_aggregates:
+            return False
+        return all(mine & any_of for any_of in query.member_of)
 
     def candidates(self, root: int, query: t.CandidateQuery):
         """Allocation mappings for one tree, providers in id order."""

@@ -11,6 +11,10 @@ The rules, as OpenStack Placement has them:
   sharing one) that has its required traits, none of its forbidden ones,
   is in each ``member_of`` set (an aggregate of its root counts) and sits
   in ``in_tree``'s tree. A group without resources only names a provider.
+* Forbidden aggregates (``member_of=!agg``): for the unnumbered group no
+  provider serving it is in one, nor is the root of the tree (a sharing
+  provider's tree being the one it serves); for a numbered group its
+  provider's own aggregates only.
 * ``group_policy=isolate``: numbered groups on different providers (the
   unnumbered group is exempt).
 * Groups that land on one provider add up: the sum must fit the
@@ -80,7 +84,7 @@ def find(conn: sa.Connection, query: t.CandidateQuery, trees_cls: Any) -> t.Allo
         groups[UNNUMBERED] = t.RequestGroup(
             resources=query.resources, required_traits=query.required_traits,
             forbidden_traits=query.forbidden_traits, member_of=query.member_of,
-            in_tree=query.in_tree)
+            in_tree=query.in_tree, forbidden_aggregates=query.forbidden_aggregates)
     groups.update(sorted(query.groups.items()))
     tree_roots = {s: _root_uuid_of(conn, g.in_tree) for s, g in groups.items()}
     roots = _roots(conn, query.in_tree)
@@ -137,10 +141,16 @@ class _TreeSearch:
         self.pool = tree + [s for s in shared
                             if s.uuid not in self.mine and s.aggregates & aggregates]
 
-    def _covered(self, node, group: t.RequestGroup) -> bool:
+    def _covered(self, node, group: t.RequestGroup, suffix: str) -> bool:
         """Traits, aggregates and tree of ``group`` allow ``node``."""
         if group.forbidden_traits and node.traits & group.forbidden_traits:
             return False
+        if group.forbidden_aggregates:
+            banned = node.aggregates
+            if suffix == UNNUMBERED:
+                banned = banned | self.top.aggregates
+            if banned & group.forbidden_aggregates:
+                return False
         if group.member_of:
             mine = node.aggregates
             if node.uuid in self.mine:
@@ -165,7 +175,7 @@ class _TreeSearch:
         """Per slot of the group, the providers that may fill it: one slot
         per class for the unnumbered group, one slot for a numbered one."""
         pool = [n for n in self.pool
-                if self._in_tree(n, suffix) and self._covered(n, group)]
+                if self._in_tree(n, suffix) and self._covered(n, group, suffix)]
         if suffix == UNNUMBERED:
             slots = [[n for n in pool if self._fits(n, rc, amount)]
                      for rc, amount in sorted(group.resources.items())]

@@ -74,13 +74,7 @@ def _write(conn: sa.Connection, uuid: str, generation: int,
     # raced by an allocation write; and a stale generation is reported
     # before an unknown class, as Placement does.
     new_gen = queries.bump_generation(conn, row, generation)
-    custom = [rc for rc in inventories if rc not in validation.STANDARD_CLASSES]
-    missing = set(custom) - queries.custom_names(conn, m.resource_classes, custom)
-    if missing:
-        raise errors.ResourceClassNotFound(
-            f"resource class(es) {', '.join(sorted(missing))} not found "
-            f"(inventory of provider {queries.label(row)})"
-        )
+    queries.require_classes(conn, inventories, f"inventory of provider {queries.label(row)}")
     current = queries.inventories_of(conn, [row.id]).get(row.id, {})
     usages = queries.usages_of(conn, [row.id])
     if replace:

@@ -170,19 +170,34 @@ def custom_names(conn: sa.Connection, table: sa.Table, names: Iterable[str]) -> 
     return set(conn.execute(sa.select(table.c.name).where(table.c.name.in_(names))).scalars())
 
 
+def require_classes(conn: sa.Connection, names: Iterable[str], where: str = "") -> None:
+    """ResourceClassNotFound naming those of ``names`` that are neither
+    standard nor created (``where``: what named them)."""
+    _require(conn, names, validation.STANDARD_CLASSES, m.resource_classes,
+             errors.ResourceClassNotFound, "resource class(es)", where)
+
+
+def require_traits(conn: sa.Connection, names: Iterable[str], where: str = "") -> None:
+    """TraitNotFound naming those of ``names`` that are neither standard
+    nor created (``where``: what named them)."""
+    _require(conn, names, validation.STANDARD_TRAITS, m.traits, errors.TraitNotFound,
+             "trait(s)", where)
+
+
+def _require(conn: sa.Connection, names: Iterable[str], standard: frozenset[str],
+             table: sa.Table, error: type[errors.NotFound], what: str, where: str) -> None:
+    custom = [n for n in names if n not in standard]
+    missing = set(custom) - custom_names(conn, table, custom)
+    if missing:
+        raise error(f"{what} {', '.join(sorted(missing))} not found"
+                    + (f" ({where})" if where else ""))
+
+
 def check_known_names(conn: sa.Connection, classes: Iterable[str], traits: Iterable[str]) -> None:
     """Refuse a query naming a custom class or trait that does not exist,
     as Placement does, rather than answering it with nothing."""
-    custom = [rc for rc in classes if rc not in validation.STANDARD_CLASSES]
-    missing = set(custom) - custom_names(conn, m.resource_classes, custom)
-    if missing:
-        raise errors.ResourceClassNotFound(
-            f"resource class(es) {', '.join(sorted(missing))} not found"
-        )
-    custom = [n for n in traits if n not in validation.STANDARD_TRAITS]
-    unknown = set(custom) - custom_names(conn, m.traits, custom)
-    if unknown:
-        raise errors.TraitNotFound(f"trait(s) {', '.join(sorted(unknown))} not found")
+    require_classes(conn, classes)
+    require_traits(conn, traits)
 
 
 def insert_ignoring_duplicates(conn: sa.Connection, table: sa.Table, rows: list[Mapping]) -> None:

@@ -6,8 +6,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 
 from rtframework import db
-from rtframework.placement import errors, validation
 from rtframework.placement import types as t
+from rtframework.placement import validation
 from rtframework.placement.sql import models as m
 from rtframework.placement.sql import queries
 from rtframework.placement.sql.dberrors import translated
@@ -49,13 +49,7 @@ def set_of_provider(engine: sa.Engine, uuid: str, generation: int,
         # write that changes nothing keeps the generation, as Placement
         # does; the CAS below still guards a real change.
         queries.keep_generation(row, generation)
-        custom = [n for n in traits if n not in validation.STANDARD_TRAITS]
-        unknown = set(custom) - queries.custom_names(conn, m.traits, custom)
-        if unknown:
-            raise errors.TraitNotFound(
-                f"trait(s) {', '.join(sorted(unknown))} not found "
-                f"(traits of provider {queries.label(row)})"
-            )
+        queries.require_traits(conn, traits, f"traits of provider {queries.label(row)}")
         if queries.traits_of(conn, [row.id])[row.id] == traits:
             return generation
         new_gen = queries.bump_generation(conn, row, generation)

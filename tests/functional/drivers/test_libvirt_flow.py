@@ -147,3 +147,28 @@ def test_live_migration_complete_and_rollback(cloud, tmp_path):
     live.complete(cloud.ctx, mig.uuid)
     assert (domain(cloud, "a", vm.uuid), domain(cloud, "b", vm.uuid).isActive()) == (None, 1)
     assert cloud.usages() == {"lv-a": {}, "lv-b": dict(SMALL.resources)}
+
+
+def test_a_vgpu_guest_is_claimed_on_a_gpu_child_and_its_disk_on_the_shared_pool(
+        cloud, tmp_path):
+    from rtframework import sharing
+    from rtframework.placement import types as t
+
+    aggregate = "5e3c1f0a-6b1d-4c8e-9a53-2f0d6c1e7b44"
+    sharing.ensure_pool(cloud.backend, "lv-pool", aggregate,
+                        {"DISK_GB": t.Inventory(total=1000)})
+    tracker = add_libvirt_host(cloud, tmp_path, "a", fixture="gpu-host.xml",
+                               mdev_types=["nvidia-223"], shared_storage_aggregate=aggregate)
+    names = cloud.providers()
+    assert {"lv-a", "lv-a_pci_0000_81_00_0", "lv-a_pci_0000_82_00_0", "lv-pool"} == set(names)
+    assert cloud.inventory("lv-a_pci_0000_81_00_0") == {"VGPU": (8, 0, 1.0)}
+    assert "DISK_GB" not in cloud.inventory("lv-a")
+    vm = cloud.boot("a", Flavor("vgpu", {"VCPU": 1, "MEMORY_MB": 512, "DISK_GB": 10,
+                                          "VGPU": 1}))
+    held = cloud.backend.get_consumer_allocations(vm.uuid).allocations
+    by_name = {name: dict(held[uuid]) for name, uuid in names.items() if uuid in held}
+    assert by_name.pop("lv-pool") == {"DISK_GB": 10}
+    assert by_name.pop("lv-a") == {"VCPU": 1, "MEMORY_MB": 512}
+    assert list(by_name.values()) == [{"VGPU": 1}]  # one GPU child
+    (again,) = tracker.update_available_resource()
+    assert (again.created, again.updated, again.removed) == ((), (), ())

@@ -9,11 +9,12 @@ test; tests speak of hosts by label ("a", "b") and the cloud maps them.
 
 from __future__ import annotations
 
+import os
 import uuid
 
 import pytest
 
-from rtframework import db
+from rtframework import db, invariants
 from rtframework.compute import values as v
 from rtframework.compute.store import ComputeStore
 from rtframework.moves.context import MoveContext
@@ -25,6 +26,9 @@ from tests.fixtures import databases
 from tests.functional.placement.conftest import backend, sql_backend  # noqa: F401
 
 PROJECT, USER = "proj", "user"
+# A real Placement is shared with other tests: there only this cloud's own
+# trees (and the pools serving them) can be judged.
+WHOLE_PLACEMENT_IS_OURS = os.environ.get("RTF_TEST_BACKEND", "sql") == "sql"
 
 
 class Cloud:
@@ -116,6 +120,12 @@ class Cloud:
             for rc, n in resources.items():
                 slot[rc] = slot.get(rc, 0) + n
         return out
+
+    def violations(self) -> list[invariants.Violation]:
+        """What ``rtf check`` finds now, in one pass (the independent
+        checker: every invariant, judged by the reference model)."""
+        return invariants.check(self.backend, self.store, recheck_delay=-1,
+                                own_trees_only=not WHOLE_PLACEMENT_IS_OURS)
 
     def running(self, label: str) -> set[str]:
         """Instances the host's hypervisor runs."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from rtframework import audit, scheduler
+from rtframework import scheduler
 from rtframework.compute import values as v
 from rtframework.moves import live, migrate, resize
 
@@ -40,7 +40,7 @@ def test_the_device_moves_with_the_instance(fpga_cloud):
     assert held_devices(cloud, vm.uuid) | held_devices(cloud, mig.uuid) == both
     for label in ("a", "b"):
         cloud.periodic(label)
-    assert audit.check_move_invariants(cloud.backend, cloud.store, cloud.conf) == []
+    assert cloud.violations() == []
     resize.confirm(cloud.ctx, mig.uuid)
     assert held_devices(cloud, vm.uuid) == {device_of(cloud, "b")}
     assert cloud.allocations(mig.uuid) == {}
@@ -98,7 +98,7 @@ def test_a_move_claims_what_the_candidate_says_and_starts_from_what_is_held(
     assert set().union(*(held_devices(cloud, vm.uuid) for vm in vms)) == devices_of(cloud, "b")
     for label in ("a", "b"):
         cloud.periodic(label)
-    assert audit.check_move_invariants(cloud.backend, cloud.store, cloud.conf) == []
+    assert cloud.violations() == []
 
 
 def test_a_revert_gives_back_the_device_the_instance_held(two_device_cloud):

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from rtframework import audit
 from rtframework.compute import values as v
 from rtframework.moves import evacuate, live, migrate, recovery, resize
 
@@ -112,7 +111,7 @@ def test_only_the_evacuated_source_removes_its_half(two_hosts):
     done = reconcile(two_hosts, "a")
     assert [(r.migration_uuid, r.new_status) for r in done] == [(mig.uuid, "done")]
     assert two_hosts.usages() == {"a": {}, "b": F}
-    assert audit.check_move_invariants(two_hosts.backend, two_hosts.store, two_hosts.conf) == []
+    assert two_hosts.violations() == []
 
 
 def test_interrupted_evacuation_rolls_back_when_the_source_returns(two_hosts):
@@ -142,7 +141,7 @@ def test_a_move_stopped_after_the_instance_moved_is_recorded_finished(two_hosts,
     done = reconcile(two_hosts, "b")
     assert [(r.old_status, r.new_status) for r in done] == [("migrating", "finished")]
     assert two_hosts.usages() == {"a": F, "b": F}
-    assert audit.check_move_invariants(two_hosts.backend, two_hosts.store, two_hosts.conf) == []
+    assert two_hosts.violations() == []
 
 
 def test_failure_after_the_record_moved_rolls_the_record_back_too(two_hosts, monkeypatch):
@@ -171,4 +170,4 @@ def test_failure_after_the_record_moved_rolls_the_record_back_too(two_hosts, mon
     for label in ("a", "b"):
         two_hosts.periodic(label)
     assert two_hosts.usages() == {"a": F, "b": {}}
-    assert audit.check_move_invariants(two_hosts.backend, two_hosts.store, two_hosts.conf) == []
+    assert two_hosts.violations() == []

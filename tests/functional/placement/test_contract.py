@@ -5,6 +5,7 @@ with RTF_TEST_BACKEND=http (conftest.py's ``backend``)."""
 from rtframework.placement.contract_tests.test_allocations import *  # noqa: F403
 from rtframework.placement.contract_tests.test_candidates import *  # noqa: F403
 from rtframework.placement.contract_tests.test_empty_consumers import *  # noqa: F403
+from rtframework.placement.contract_tests.test_forbidden_aggregates import *  # noqa: F403
 from rtframework.placement.contract_tests.test_inventories import *  # noqa: F403
 from rtframework.placement.contract_tests.test_placement_answers import *  # noqa: F403
 from rtframework.placement.contract_tests.test_providers import *  # noqa: F403

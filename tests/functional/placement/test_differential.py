@@ -8,9 +8,9 @@ renames, re-parenting, deletion), whole and single-class inventories with
 every field varied, traits, aggregates, resource classes, one- and
 two-consumer allocation writes with consumer generations, deletion of a
 consumer's allocations, provider listings and allocation candidates with
-required and forbidden traits, member_of, in_tree and limit, numbered
-request groups with group_policy, root_required and same_subtree, and
-sharing providers (MISC_SHARES_VIA_AGGREGATE); candidates' mappings are
+required and forbidden traits, member_of (forbidden aggregates too), in_tree
+and limit, numbered request groups with group_policy, root_required and
+same_subtree, and sharing providers (MISC_SHARES_VIA_AGGREGATE); candidates' mappings are
 compared too.
 
 After each operation:
@@ -618,7 +618,8 @@ class Differential(RuleBasedStateMachine):
             self.refresh(dict.fromkeys(held, ALLOCATIONS), consumers=[consumer], usages=True)
 
     # -- queries ------------------------------------------------------------------
-    def query_params(self, resources, required, forbidden, member_of, in_tree, suffix=""):
+    def query_params(self, resources, required, forbidden, member_of, in_tree, suffix="",
+                     banned=frozenset()):
         params = []
         if resources:
             params.append((f"resources{suffix}",
@@ -628,6 +629,11 @@ class Differential(RuleBasedStateMachine):
                 [*sorted(required), *(f"!{n}" for n in sorted(forbidden))])))
         params.extend((f"member_of{suffix}", "in:" + ",".join(sorted(any_of)))
                       for any_of in member_of)
+        # Forbidden aggregates, one at a time or as !in: (Placement 1.32).
+        if len(banned) == 1:
+            params.append((f"member_of{suffix}", "!" + next(iter(banned))))
+        elif banned:
+            params.append((f"member_of{suffix}", "!in:" + ",".join(sorted(banned))))
         if in_tree is not None:
             params.append((f"in_tree{suffix}", in_tree))
         return params
@@ -638,11 +644,12 @@ class Differential(RuleBasedStateMachine):
         groups, params = {}, []
         for suffix in ("1", "2")[:data.draw(st.sampled_from([0, 0, 1, 2]), label="groups")]:
             resources, required, forbidden, member_of, in_tree = self.query_parts(data, False)
+            banned = self.banned_aggregates(data)
             groups[suffix] = t.RequestGroup(resources=resources, required_traits=required,
                                             forbidden_traits=forbidden, member_of=member_of,
-                                            in_tree=in_tree)
+                                            in_tree=in_tree, forbidden_aggregates=banned)
             params += self.query_params(resources, required, forbidden, member_of, in_tree,
-                                        suffix)
+                                        suffix, banned)
         policy = data.draw(st.sampled_from(["none", "isolate", None] if len(groups) > 1
                                            else [None, None, "none"]), label="group_policy")
         if policy is not None:
@@ -675,6 +682,10 @@ class Differential(RuleBasedStateMachine):
         tree = data.draw(st.none() | index, label="in_tree")
         in_tree = None if tree is None else self.provider(tree)
         return resources, required, forbidden, member_of, in_tree
+
+    def banned_aggregates(self, data) -> frozenset[str]:
+        return frozenset(self.aggregates[n] for n in
+                         data.draw(aggregate_sets, label="forbidden aggregates"))
 
     @precondition(lambda self: self.providers)
     @rule(data=st.data())
@@ -729,10 +740,13 @@ class Differential(RuleBasedStateMachine):
         granular, granular_params = self.granular_parts(data)
         resources, required, forbidden, member_of, in_tree = self.query_parts(
             data, not granular["groups"])
+        banned = self.banned_aggregates(data)
         query = t.CandidateQuery(resources=resources, required_traits=required,
                                  forbidden_traits=forbidden, member_of=member_of,
-                                 in_tree=in_tree, limit=limit, **granular)
-        params = [*self.query_params(resources, required, forbidden, member_of, in_tree),
+                                 in_tree=in_tree, limit=limit, forbidden_aggregates=banned,
+                                 **granular)
+        params = [*self.query_params(resources, required, forbidden, member_of, in_tree,
+                                     banned=banned),
                   *granular_params]
         ours = set(self.providers)
         what = f"get_allocation_candidates({query})"

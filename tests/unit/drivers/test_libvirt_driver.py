@@ -263,3 +263,60 @@ def test_sample_config_runs_against_the_test_driver(tmp_path):
         assert (tmp_path / "instances").is_dir()
     finally:
         driver.cleanup_host()
+
+
+def children(driver):
+    """name -> (VGPU total) of the node's child providers."""
+    tree = ProviderTree()
+    (node,) = driver.get_available_nodes()
+    tree.new_root(node, driver.get_node_uuid(node))
+    driver.update_provider_tree(tree, node)
+    root = tree.find_by_name(node)
+    return {p.name.removeprefix(f"{node}_"): totals(p) for p in tree if p.uuid != root.uuid}
+
+
+def test_each_gpu_with_mdev_types_is_a_vgpu_child(make_driver):
+    driver = make_driver(uri("gpu-host.xml"))
+    # Each device's first type; GPU 81 counts the mediated device that
+    # exists (a guest uses it) as well as the 15 it can still create.
+    assert children(driver) == {"pci_0000_81_00_0": {"VGPU": 16},
+                                "pci_0000_82_00_0": {"VGPU": 8}}
+    root = report(driver)
+    assert totals(root) == {"VCPU": 4, "MEMORY_MB": 8192, "DISK_GB": 500}
+    # The same children, with the same uuids, on every report.
+    first, second = ProviderTree(), ProviderTree()
+    for tree in (first, second):
+        (node,) = driver.get_available_nodes()
+        tree.new_root(node, driver.get_node_uuid(node))
+        driver.update_provider_tree(tree, node)
+    assert sorted(first.uuids()) == sorted(second.uuids())
+    assert len(set(first.uuids())) == 3
+
+
+def test_mdev_types_choose_the_type_and_leave_out_gpus_without_it(make_driver):
+    assert children(make_driver(uri("gpu-host.xml"), mdev_types=["nvidia-223"])) == {
+        "pci_0000_81_00_0": {"VGPU": 8}, "pci_0000_82_00_0": {"VGPU": 8}}
+    # In order of preference: GPU 82 lacks nvidia-222 and takes the next one.
+    assert children(make_driver(uri("gpu-host.xml"),
+                                mdev_types=["nvidia-222", "nvidia-223"])) == {
+        "pci_0000_81_00_0": {"VGPU": 16}, "pci_0000_82_00_0": {"VGPU": 8}}
+    assert children(make_driver(uri("gpu-host.xml"), mdev_types=["nvidia-999"])) == {}
+
+
+def test_a_host_without_mediated_devices_reports_no_children(make_driver):
+    assert children(make_driver(uri("small-host.xml"))) == {}
+    assert children(make_driver("test:///default")) == {}
+
+
+def test_disk_from_a_shared_pool_when_its_aggregate_is_named(make_driver):
+    pool = "5e3c1f0a-6b1d-4c8e-9a53-2f0d6c1e7b44"
+    root = report(make_driver(uri("small-host.xml"), shared_storage_aggregate=pool))
+    assert totals(root) == {"VCPU": 4, "MEMORY_MB": 8192}
+    assert root.aggregates == {pool}
+    local = report(make_driver(uri("small-host.xml"), shared_storage_aggregate=None))
+    assert totals(local)["DISK_GB"] == 500 and local.aggregates == set()
+
+
+def test_a_shared_storage_aggregate_that_is_no_uuid_is_refused_at_start(make_driver):
+    with pytest.raises(DriverError, match=r"\[libvirt\] shared_storage_aggregate 'pool-1'"):
+        make_driver(uri("small-host.xml"), shared_storage_aggregate="pool-1")

@@ -42,3 +42,16 @@ def test_every_unfinished_status_can_fail_into_error():
 def test_unknown_kind_is_named():
     with pytest.raises(errors.MoveError, match="teleport"):
         state.allowed("teleport", state.ACCEPTED)
+
+
+def test_the_records_the_transitions_and_the_reference_model_name_the_same_statuses():
+    # A status no transition reaches is dead: neither the records nor the
+    # reference model (which judges the moves) may know one.
+    from rtframework import reference
+    from rtframework.compute import values
+
+    reached = {s for table in state.TRANSITIONS.values()
+               for status, nexts in table.items() for s in {status, *nexts}}
+    assert set(values.MIGRATION_STATUSES) == reached
+    for kind, table in state.TRANSITIONS.items():
+        assert set(reference.MOVE_TABLE[kind]) == set(table), kind
