@@ -123,3 +123,27 @@ def test_empty_writes_create_no_consumer_and_forget_an_emptied_one(backend, prov
     # Forgotten: the next write starts from no generation again.
     _write(backend, held, {provider: {"VCPU": 1}}, None)
     assert backend.get_consumer_allocations(held).generation == 1
+
+
+def test_a_write_sums_what_its_consumers_request_and_release(backend, provider):
+    name = backend.get_provider(provider).name
+    a, b, c = (str(uuid.uuid4()) for _ in range(3))
+    _write(backend, a, {provider: {"VCPU": 3}}, None)
+    _write(backend, b, {provider: {"VCPU": 3}}, None)
+
+    def two(first, second):
+        backend.write_allocations([
+            t.AllocationWrite(consumer_uuid=u, allocations={provider: {"VCPU": n}},
+                              project_id="p", user_id="u", consumer_generation=g)
+            for u, n, g in (first, second)])
+
+    # Two new consumers of 2 and 4 on 8 - 6 used: 6 more does not fit.
+    with pytest.raises(errors.CapacityExceeded) as caught:
+        two((c, 2, None), (str(uuid.uuid4()), 4, None))
+    assert str(caught.value) == (
+        f"capacity exceeded on provider {provider} ({name}) for VCPU: "
+        "used 6 + requested 6 > capacity 8.0")
+    _unchanged(backend, provider, 3, {a: {"VCPU": 3}, b: {"VCPU": 3}})
+    # Both holders replaced in one write: both releases count (0 + 8 fits).
+    two((a, 4, 1), (b, 4, 1))
+    _unchanged(backend, provider, 4, {a: {"VCPU": 4}, b: {"VCPU": 4}})
