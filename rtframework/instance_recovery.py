@@ -23,6 +23,9 @@ guests it runs whose records place them elsewhere (or nowhere).
 | other             | a task state        | anything                    | clear task      |
 | other             | none                | anything                    | leave           |
 
+"Own node" is the node's provider tree and the storage pools serving it
+(a claim takes the disk from such a pool).
+
 * error: destroy the guest, release the claim, vm_state ERROR (a killed
   boot: the user sees it failed and may delete it);
 * release: an ERROR instance holds nothing (a boot marked ERROR first,
@@ -71,7 +74,7 @@ def decide(instance: v.Instance, in_move: bool, holds_anything: bool,
 
     ``in_move``: it has an unfinished migration; ``holds_anything``: it
     holds allocations; ``holds_flavor_here``: exactly its flavor, all of it
-    in its own node's provider tree.
+    in its own node's provider tree and the storage pools serving it.
     """
     if in_move or instance.vm_state == v.DELETED:
         return LEAVE
@@ -206,8 +209,16 @@ def _holds_flavor_here(tracker: ResourceTracker, instance: v.Instance,
         root = tracker.node_root_uuid(instance.node)
     except Exception:  # the node is gone from the driver
         return False
-    tree = {p.uuid for p in tracker.backend.list_providers(t.ProviderQuery(in_tree=root))}
-    if not set(held) <= tree:
+    backend = tracker.backend
+    # The node's tree and the storage pools serving it (sharing providers
+    # in one of its root's aggregates): a claim takes the disk there.
+    where = {p.uuid for p in backend.list_providers(t.ProviderQuery(in_tree=root))}
+    aggregates = backend.get_provider_aggregates(root).aggregates
+    if aggregates:
+        where |= {p.uuid for p in backend.list_providers(t.ProviderQuery(
+            member_of=(frozenset(aggregates),),
+            required_traits=frozenset({t.SHARING_TRAIT})))}
+    if not set(held) <= where:
         return False
     return _total(held) == {rc: n for rc, n in instance.flavor.resources.items() if n}
 

@@ -7,7 +7,9 @@ by the recorded status, so that allocations end on exactly one side:
 * not yet at verify-resize (pre-migrating, migrating; a live migration
   accepted or running whose guest has not switched hosts): roll back to
   the source; but a migrating move whose instance record already lives on
-  the destination is recorded as finished;
+  the destination is recorded as finished, unless placement holds its
+  source only (a rollback that stopped after its claim step, before it
+  moved the record back): that rollback is finished;
 * a live migration whose instance already lives on the destination:
   complete it;
 * confirming / reverting: finish the confirm / the revert;
@@ -32,7 +34,18 @@ import logging
 from dataclasses import dataclass
 
 from rtframework.compute import values as v
-from rtframework.moves import delete, errors, evacuate, live, records, resize, state, undo
+from rtframework.moves import (
+    claims,
+    delete,
+    errors,
+    evacuate,
+    live,
+    record_claims,
+    records,
+    resize,
+    state,
+    undo,
+)
 from rtframework.moves.context import MoveContext
 
 LOG = logging.getLogger(__name__)
@@ -85,6 +98,11 @@ def _decide(ctx: MoveContext, host: str, migration: v.Migration):
     if status == state.REVERTING:
         return "finished the revert", resize.finish_revert(ctx, migration)
     if status == state.MIGRATING and _moved(ctx, migration):
+        if _back_on_source(ctx, migration):
+            # A rollback wrote its claim step and stopped before it moved
+            # the record back: a finished move holding only its source could
+            # be neither confirmed nor reverted cleanly.
+            return "finished the rollback", resize.rollback(ctx, migration.uuid, reason)
         # Stopped between moving the instance record and recording it.
         return "recorded the finished move", records.advance(ctx, migration, state.FINISHED)
     if kind == state.EVACUATION:
@@ -110,6 +128,17 @@ def _decide(ctx: MoveContext, host: str, migration: v.Migration):
     if status == state.FINISHED:
         return "left for the user to confirm or revert", None
     return "rolled back to the source", resize.rollback(ctx, migration.uuid, reason)
+
+
+def _back_on_source(ctx: MoveContext, migration: v.Migration) -> bool:
+    """Placement holds the move's source half only, on the instance, and
+    nothing on the migration consumer: the move's claims were undone."""
+    claim = record_claims.claim_for(ctx, migration)
+    if not claim.dest or claims.normalized(claim.source) == claims.normalized(claim.dest):
+        return False
+    held = ctx.backend.get_consumer_allocations(migration.instance_uuid).allocations
+    moving = ctx.backend.get_consumer_allocations(migration.uuid).allocations
+    return not claims.normalized(moving) and claims.normalized(held) == claim.source
 
 
 def _moved(ctx: MoveContext, migration: v.Migration) -> bool:

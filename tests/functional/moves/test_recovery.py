@@ -171,3 +171,44 @@ def test_failure_after_the_record_moved_rolls_the_record_back_too(two_hosts, mon
         two_hosts.periodic(label)
     assert two_hosts.usages() == {"a": F, "b": {}}
     assert two_hosts.violations() == []
+
+
+@pytest.mark.parametrize("host", ["a", "b"])
+def test_a_rollback_stopped_after_its_claim_step_is_finished_not_recorded_finished(
+        two_hosts, monkeypatch, host):
+    # finish() moved the instance record to b, then recording "finished"
+    # failed (a lost connection), so run() rolled back: the claims went
+    # back to a, and the next step (the record back to a) failed too. The
+    # record says the instance lives on b, RESIZED, but placement holds only
+    # a's half: recovery must finish the rollback, not record the move
+    # finished (a FINISHED move holding its source only can neither be
+    # confirmed nor reverted cleanly, and its instance holds the old flavor).
+    vm = two_hosts.boot("a", F)
+    real_advance = resize.records.advance
+
+    def advance(ctx, migration, status, *args, **kwargs):
+        if status == "finished":
+            raise ConnectionError("database went away")
+        return real_advance(ctx, migration, status, *args, **kwargs)
+
+    def restore(*args, **kwargs):
+        raise ConnectionError("database went away again")
+
+    monkeypatch.setattr(resize.records, "advance", advance)
+    monkeypatch.setattr(resize.undo, "restore_on_source", restore)
+    bigger = v.Flavor("bigger", {**F, "VCPU": 4})
+    with pytest.raises(ConnectionError):
+        resize.run(two_hosts.ctx, vm.uuid, bigger, to_host=two_hosts.host("b"))
+    monkeypatch.undo()
+    (mig,) = two_hosts.store.list_migrations(instance_uuid=vm.uuid)
+    assert mig.status == "migrating"
+    assert two_hosts.store.get_instance(vm.uuid).vm_state == v.RESIZED
+    assert two_hosts.usages() == {"a": F, "b": {}}
+
+    done = reconcile(two_hosts, host)
+    assert [(r.old_status, r.new_status) for r in done] == [("migrating", "error")]
+    instance = two_hosts.store.get_instance(vm.uuid)
+    assert (instance.host, instance.vm_state, instance.task_state, dict(instance.flavor.resources)
+            ) == (two_hosts.host("a"), v.ACTIVE, None, F)
+    assert two_hosts.usages() == {"a": F, "b": {}}
+    assert two_hosts.violations() == []

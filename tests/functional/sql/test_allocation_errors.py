@@ -102,3 +102,24 @@ def test_the_consumer_fields_are_written_and_replaced(backend, provider):
             got.generation) == ({provider: {"VCPU": 2}}, "p2", "u2", "INSTANCE", 2)
     assert backend.get_project_usages("p2") == {"VCPU": 2}
     assert backend.get_project_usages("p") == {}
+
+
+def test_empty_writes_create_no_consumer_and_forget_an_emptied_one(backend, provider):
+    held, new, also_new = (str(uuid.uuid4()) for _ in range(3))
+    _write(backend, held, {provider: {"VCPU": 1}}, None)
+    # One write: a new consumer with nothing (no row), then one emptied
+    # (forgotten), then a new one that holds something (created).
+    backend.write_allocations([
+        t.AllocationWrite(consumer_uuid=new, allocations={}, project_id="p", user_id="u",
+                          consumer_generation=None),
+        t.AllocationWrite(consumer_uuid=held, allocations={}, project_id="p", user_id="u",
+                          consumer_generation=1),
+        t.AllocationWrite(consumer_uuid=also_new, allocations={provider: {"VCPU": 2}},
+                          project_id="p", user_id="u", consumer_generation=None),
+    ])
+    got = backend.get_consumers_allocations([new, held, also_new])
+    assert {c: (a.allocations, a.generation) for c, a in got.items()} == {
+        new: ({}, None), held: ({}, None), also_new: ({provider: {"VCPU": 2}}, 1)}
+    # Forgotten: the next write starts from no generation again.
+    _write(backend, held, {provider: {"VCPU": 1}}, None)
+    assert backend.get_consumer_allocations(held).generation == 1

@@ -109,6 +109,7 @@ def test_an_operator_delete_logs_what_each_provider_had(backend, logged):
     # that turning the one-statement write off changes nothing for it.)
     a, b = sorted((_provider(backend, "log-a"), _provider(backend, "log-b")),
                   key=lambda rp: rp.uuid)
+    bystander = _provider(backend, "log-c")
     vm, other = str(uuid.uuid4()), str(uuid.uuid4())
     _claim(backend, vm, {a.uuid: {"VCPU": 1}, b.uuid: {"MEMORY_MB": 256}}, None)
     _claim(backend, other, {a.uuid: {"VCPU": 3}}, None)
@@ -122,6 +123,7 @@ def test_an_operator_delete_logs_what_each_provider_had(backend, logged):
     # Each provider it freed moved by one; the other consumer keeps its own.
     assert backend.get_provider(a.uuid).generation == 1 + 2 + 1  # inventory, claims, delete
     assert backend.get_provider(b.uuid).generation == 1 + 1 + 1
+    assert backend.get_provider(bystander.uuid).generation == 1  # held nothing of it
     assert backend.get_provider_allocations(a.uuid) == {other: {"VCPU": 3}}
     assert backend.get_provider_allocations(b.uuid) == {}
     gone = backend.get_consumer_allocations(vm)

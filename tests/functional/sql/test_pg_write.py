@@ -218,3 +218,71 @@ def test_a_consumer_changed_meanwhile_without_its_providers_is_declined(backend,
     assert calls == ["fast", "declined", "general"]
     assert backend.get_provider_allocations(provider) == {mine: {"VCPU": 2}}
     assert backend.get_provider(provider).generation == 1 + 1  # inventory, first claim
+
+
+def _statements(backend, prefix: str) -> list[int]:
+    """The backend pid of each statement starting with ``prefix`` that the
+    backend sends from now on."""
+    seen: list[int] = []
+
+    def note(conn, _cursor, statement, _params, _context, _many):
+        if statement.lstrip().upper().startswith(prefix):
+            seen.append(conn.connection.dbapi_connection.get_backend_pid())
+
+    sa.event.listen(backend.engine, "before_cursor_execute", note)
+    return seen
+
+
+def test_the_statement_is_prepared_once_per_connection(backend, calls):
+    provider = _provider(backend)
+    mine = _new()
+    prepared = _statements(backend, "PREPARE")
+    for generation in (None, 1, 2, 3):
+        _claim(backend, mine, {provider: {"VCPU": 2}}, generation)
+    assert calls == ["fast"] * 4
+    assert prepared and len(prepared) == len(set(prepared))
+
+
+def test_a_session_that_prepared_it_already_writes_in_one_statement(backend, calls):
+    # The connection's note that it prepared the statement is gone (as
+    # after a failure between PREPARE and noting it): PREPARE says it
+    # exists, and the write goes on with it.
+    sa.event.listen(backend.engine, "checkout",
+                    lambda _dbapi, record, _proxy: record.info.pop(pg_write._PREPARED, None))
+    provider = _provider(backend)
+    mine = _new()
+    prepared = _statements(backend, "PREPARE")
+    for generation in (None, 1, 2):
+        _claim(backend, mine, {provider: {"VCPU": 2}}, generation)
+    assert calls == ["fast", "fast", "fast"]
+    assert len(prepared) == 3 and len(set(prepared)) < 3
+    assert backend.get_consumer_allocations(mine).generation == 3
+
+
+def test_a_session_that_lost_the_statement_is_declined_once_then_prepares_again(
+        backend, calls):
+    # A pooling proxy between us and the server gave us another session:
+    # the prepared statement is gone although the connection noted it.
+    provider = _provider(backend)
+    mine = _new()
+    _claim(backend, mine, {provider: {"VCPU": 2}})
+    lost: list[int] = []
+
+    def forget(dbapi, record, _proxy):
+        if not lost and record.info.get(pg_write._PREPARED):
+            with dbapi.cursor() as cur:
+                cur.execute("DEALLOCATE ALL")
+            dbapi.commit()
+            lost.append(dbapi.get_backend_pid())
+
+    sa.event.listen(backend.engine, "checkout", forget)
+    for generation in (1, 2, 3):
+        _claim(backend, mine, {provider: {"VCPU": 2 + generation}}, generation)
+    assert lost
+    # The write on that session declined (nothing written) and the general
+    # write wrote it; every other write was one statement.
+    at = calls.index("declined")
+    assert calls[at + 1] == "general"
+    assert calls[:at] + calls[at + 2:] == ["fast"] * 3
+    got = backend.get_consumer_allocations(mine)
+    assert (got.allocations, got.generation) == ({provider: {"VCPU": 5}}, 4)

@@ -165,3 +165,32 @@ def test_killed_unshelve_whose_guest_cannot_start_on_restart_is_undone(tracker, 
     assert held(again, inst.uuid) == {}
     assert again.driver.list_instances() == []
     assert usage(again) == {}
+
+
+def test_killed_unshelve_on_a_host_with_a_storage_pool_is_finished(conf, config, make_tracker):
+    """The claim holds the disk on the shared pool, outside the node's own
+    tree: it is still the flavor on this host, so the unshelve is finished
+    (not undone)."""
+    import uuid as uuidlib
+
+    from rtframework import sharing
+    from rtframework.placement import types as t
+
+    aggregate = str(uuidlib.uuid4())
+    config.config(shared_storage_aggregate=aggregate, group="fake_driver")
+    first = make_tracker("h1")
+    pool = sharing.ensure_pool(first.backend.wrapped, f"pool-{aggregate[:8]}", aggregate,
+                               {"DISK_GB": t.Inventory(total=100)})
+    first.update_available_resource()
+    inst = boot(first)
+    first.shelve_offload(inst.uuid)
+    other = make_tracker("h2")
+    other.update_available_resource()
+    killed(other, lambda: other.unshelve(inst.uuid), 2)
+    assert pool in held(other, inst.uuid)
+    again, done = restart(other, make_tracker)
+    assert [(r.instance_uuid, r.action) for r in done.instances] == [
+        (inst.uuid, "finish unshelve")]
+    assert record(again, inst.uuid) == (v.ACTIVE, None, "h2")
+    assert held(again, inst.uuid)[pool] == {"DISK_GB": 10}
+    assert again.driver.list_instances() == [inst.uuid]
