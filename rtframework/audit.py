@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-from rtframework import heal_rules, history, invariants, retry
+from rtframework import claim_request, heal_rules, history, invariants, retry, sharing
 from rtframework.compute import errors as cerrors
 from rtframework.compute import values as v
 from rtframework.compute.store import ComputeStore
@@ -233,9 +233,10 @@ def _heal_one(backend: PlacementBackend, store: ComputeStore, uuid: str, dry_run
 
 def _flavor_on(backend: PlacementBackend, instance: v.Instance, root: str,
                held: t.Allocations) -> claims.Alloc | None:
-    """Where the instance's flavor lies in its node's tree: what it holds
-    there if that is exactly its flavor, else a candidate of the tree."""
-    tree = {p.uuid for p in backend.list_providers(t.ProviderQuery(in_tree=root))}
+    """Where the instance's flavor lies in its node's tree (and the storage
+    pools serving it): what it holds there if that is exactly its flavor,
+    else a candidate, asked for as a claim on the node asks."""
+    tree = sharing.node_and_pools(backend, root)
     inside = claims.normalized({p: r for p, r in held.items() if p in tree})
     wanted = {rc: n for rc, n in instance.flavor.resources.items() if n}
     total: dict[str, int] = {}
@@ -244,8 +245,7 @@ def _flavor_on(backend: PlacementBackend, instance: v.Instance, root: str,
             total[rc] = total.get(rc, 0) + n
     if inside and total == wanted:
         return inside
-    found = backend.get_allocation_candidates(
-        t.CandidateQuery(resources=dict(wanted), in_tree=root))
+    found = backend.get_allocation_candidates(claim_request.for_node(backend, root, wanted))
     if found.allocation_requests:
         return claims.normalized(found.allocation_requests[0].allocations)
     if set(wanted) <= set(backend.get_inventories(root).inventories):

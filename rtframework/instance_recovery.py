@@ -48,6 +48,7 @@ import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from rtframework import sharing
 from rtframework.compute import errors as cerrors
 from rtframework.compute import values as v
 from rtframework.driver import DriverError, InstanceSpec
@@ -209,16 +210,7 @@ def _holds_flavor_here(tracker: ResourceTracker, instance: v.Instance,
         root = tracker.node_root_uuid(instance.node)
     except Exception:  # the node is gone from the driver
         return False
-    backend = tracker.backend
-    # The node's tree and the storage pools serving it (sharing providers
-    # in one of its root's aggregates): a claim takes the disk there.
-    where = {p.uuid for p in backend.list_providers(t.ProviderQuery(in_tree=root))}
-    aggregates = backend.get_provider_aggregates(root).aggregates
-    if aggregates:
-        where |= {p.uuid for p in backend.list_providers(t.ProviderQuery(
-            member_of=(frozenset(aggregates),),
-            required_traits=frozenset({t.SHARING_TRAIT})))}
-    if not set(held) <= where:
+    if not set(held) <= sharing.node_and_pools(tracker.backend, root):
         return False
     return _total(held) == {rc: n for rc, n in instance.flavor.resources.items() if n}
 

@@ -49,3 +49,15 @@ def ensure_pool(backend: PlacementBackend, name: str, aggregate: str,
 
     retry.on_conflict(attempt, retries, f"storage pool {name}")
     return uuid
+
+
+def node_and_pools(backend: PlacementBackend, root_uuid: str) -> set[str]:
+    """The providers of a node's tree and the pools serving it (sharing
+    providers in one of its root's aggregates): where a claim on the node
+    may take each class."""
+    found = {p.uuid for p in backend.list_providers(t.ProviderQuery(in_tree=root_uuid))}
+    aggregates = backend.get_provider_aggregates(root_uuid).aggregates
+    if aggregates:
+        found |= {p.uuid for p in backend.list_providers(t.ProviderQuery(
+            member_of=(frozenset(aggregates),), required_traits=frozenset({SHARING_TRAIT})))}
+    return found

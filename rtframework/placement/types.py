@@ -140,9 +140,9 @@ class ProviderQuery:
 class RequestGroup:
     """One numbered (granular) request group: every class it asks for comes
     from ONE provider, which has the required traits, none of the forbidden
-    ones, is in an aggregate of each ``member_of`` any-of set (an aggregate
-    of its root counts), in none of ``forbidden_aggregates`` (its own
-    aggregates only, as Placement has it) and, with ``in_tree``, sits in
+    ones, is itself in an aggregate of each ``member_of`` any-of set and in
+    none of ``forbidden_aggregates`` (its own aggregates only, as Placement
+    has it: its root's do not count here) and, with ``in_tree``, sits in
     that provider's tree. A group without resources (required traits only)
     names a provider and allocates nothing."""
 

@@ -144,34 +144,24 @@ class Healer:
                    records: HostRecords | None = None
                    ) -> dict[str, heal_rules.HealDecision]:
         instances: dict[str, Instance | InstanceState]
-        if records is not None:
-            # The host's records as the run read them: only consumers that
-            # are no instance of this host are read by uuid.
+        if records is not None or len(consumers) > _FEW_CONSUMERS:
+            # The host's records (as the run read them, else read now), the
+            # few other consumers by uuid, and the unfinished migrations
+            # (few in any cloud), rather than statements naming every consumer.
             wanted = set(consumers)
-            instances = {u: records.instances[u] for u in consumers if u in records.instances}
+            on_host: Mapping[str, Instance | InstanceState] = records.instances \
+                if records is not None \
+                else {i.uuid: i for i in self.compute.list_instances(host=self.host)}
+            instances = {u: on_host[u] for u in consumers if u in on_host}
             rest = [c for c in consumers if c not in instances]
             if rest:
                 instances.update((i.uuid, i) for i in self.compute.list_instances(uuids=rest))
             others = [c for c in consumers if c not in instances]
             migrations = {m.uuid: m for m in self.compute.list_migrations(uuids=others)} \
                 if others else {}
-            moving = {m.instance_uuid for m in records.unfinished_migrations
-                      if m.instance_uuid in wanted}
-        elif len(consumers) > _FEW_CONSUMERS:
-            # Every consumer of a node: the host's records, the few others
-            # by uuid, and the unfinished migrations (few in any cloud),
-            # rather than statements naming every consumer.
-            wanted = set(consumers)
-            instances = {i.uuid: i for i in self.compute.list_instances(host=self.host)
-                         if i.uuid in wanted}
-            rest = [c for c in consumers if c not in instances]
-            if rest:
-                instances.update((i.uuid, i) for i in self.compute.list_instances(uuids=rest))
-            others = [c for c in consumers if c not in instances]
-            migrations = {m.uuid: m for m in self.compute.list_migrations(uuids=others)} \
-                if others else {}
-            moving = {m.instance_uuid for m in self.compute.list_migrations(
-                statuses=cv.UNFINISHED_MIGRATION_STATUSES) if m.instance_uuid in wanted}
+            unfinished = records.unfinished_migrations if records is not None \
+                else self.compute.list_migrations(statuses=cv.UNFINISHED_MIGRATION_STATUSES)
+            moving = {m.instance_uuid for m in unfinished if m.instance_uuid in wanted}
         else:
             instances = {i.uuid: i for i in self.compute.list_instances(uuids=consumers)}
             migrations = {m.uuid: m for m in self.compute.list_migrations(uuids=consumers)}

@@ -146,3 +146,15 @@ def test_forbidden_aggregates_need_resources_in_their_group(backend, make_provid
                            forbidden_aggregates=frozenset({new_uuid()}))},
             same_subtree=(frozenset({"1", "2"}),)))
     assert child.uuid
+
+
+def test_a_numbered_groups_member_of_is_its_own_providers(backend, make_provider):
+    """The root's aggregate spans the tree for the unnumbered group only."""
+    agg = new_uuid()
+    root = make_provider({"VCPU": 8}, aggregates=[agg])
+    gpu = make_provider({"VGPU": 2}, parent=root.uuid)
+    on_root = (frozenset({agg}),)
+    assert found(backend, groups={"1": G(resources={"VGPU": 1}, in_tree=root.uuid,
+                                         member_of=on_root)}) == []
+    assert found(backend, resources={"VGPU": 1}, in_tree=root.uuid, member_of=on_root) == [
+        {gpu.uuid: {"VGPU": 1}}]

@@ -30,6 +30,9 @@ clauses cut by the limit in the database, so that a limit of 10 stops
 after ten matching trees whatever the cloud size. Without one, every
 eligible provider of each class is listed once (a UNION ALL) and grouped
 by root: per-root subplans over the whole cloud cost more than that.
+
+Over 400 lines on purpose: the two steps and the filters above build one
+statement each way, and read best side by side.
 """
 
 from __future__ import annotations

@@ -9,8 +9,9 @@ The rules, as OpenStack Placement has them:
   forbidden ones on none of them.
 * A numbered group: every class from ONE provider (of the tree or a
   sharing one) that has its required traits, none of its forbidden ones,
-  is in each ``member_of`` set (an aggregate of its root counts) and sits
-  in ``in_tree``'s tree. A group without resources only names a provider.
+  is in each ``member_of`` set itself (its root's aggregates do not count
+  here, unlike for the unnumbered group) and sits in ``in_tree``'s tree.
+  A group without resources only names a provider.
 * Forbidden aggregates (``member_of=!agg``): for the unnumbered group no
   provider serving it is in one, nor is the root of the tree (a sharing
   provider's tree being the one it serves); for a numbered group its
@@ -153,7 +154,10 @@ class _TreeSearch:
                 return False
         if group.member_of:
             mine = node.aggregates
-            if node.uuid in self.mine:
+            if suffix == UNNUMBERED and node.uuid in self.mine:
+                # The root's aggregates span the tree for the unnumbered
+                # group only; a numbered group's provider must be in one
+                # itself, as in Placement.
                 mine = mine | self.top.aggregates
             if not all(mine & any_of for any_of in group.member_of):
                 return False
