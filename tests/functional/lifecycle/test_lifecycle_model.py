@@ -122,7 +122,8 @@ class Lifecycle(RuleBasedStateMachine):
         """A refusal by the preconditions table changes nothing at all. A
         move that passed the table and then failed (no destination with
         room) leaves, as Nova does, its new migration record in ``error``
-        holding nothing, and the instance as it was but for ``updated_at``."""
+        (``failed`` for a live migration) holding nothing, and the instance
+        as it was but for ``updated_at``."""
         if isinstance(exc, errors.PreconditionFailed):
             assert after == before, f"refusal {exc} changed something"
             return
@@ -136,8 +137,9 @@ class Lifecycle(RuleBasedStateMachine):
             f"refusal {exc} changed a migration"
         for m in migrations_a:
             if m.uuid not in old:
-                assert m.status == state.ERROR and by_move_a[m.uuid] == {}, \
-                    f"refusal {exc} left {m} holding {by_move_a[m.uuid]}"
+                ended = state.FAILED if m.migration_type == state.LIVE else state.ERROR
+                assert m.status == ended and by_move_a[m.uuid] == {}, \
+                    f"refusal {exc} left {m} ({m.status}) holding {by_move_a[m.uuid]}"
         assert {k: by_move_a[k] for k in old} == by_move, \
             f"refusal {exc} changed what a migration holds"
 

@@ -73,6 +73,10 @@ def test_a_named_host_without_room_is_no_valid_host(two):
     with pytest.raises(scheduler.NoValidHost):
         live.start(two.ctx, vm.uuid, to_host=two.host("b"))
     unchanged(two, vm, {"VCPU": 1, "MEMORY_MB": 8192, "DISK_GB": 10})
+    # A live migration that found no room ends failed, as in Nova.
+    [mig] = two.store.list_migrations(instance_uuid=vm.uuid)
+    assert (mig.migration_type, mig.status) == ("live-migration", "failed")
+    assert two.allocations(mig.uuid) == {}
 
 
 def test_a_busy_instance_cannot_start_a_second_move(two):
