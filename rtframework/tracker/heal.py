@@ -80,7 +80,7 @@ class Healer:
         noticed. ``generations`` are those read at the start of the run; the
         ones this run's own writes produced replace them. ``records``: the
         host's records as the run read them (else they are read here); a
-        removal is always decided again on records read for it.
+        removal or a finding is always decided again on records read for it.
         """
         current = {**generations,
                    **{u: g for u, g in synced.generations.items() if tree.exists(u)}}
@@ -97,7 +97,12 @@ class Healer:
                     progress.healed.append(consumer)
                     state.generations = None
             elif decision.finding:
-                self._report(consumer, decision, progress)
+                # Decided again on records read now: the pass's records were
+                # read before this node's sync, and a move that began since
+                # would look like a finding.
+                again = self._decisions([consumer], {consumer: state.nodes_held[consumer]})
+                if again[consumer].finding:
+                    self._report(consumer, again[consumer], progress)
             else:
                 self._reported = {r for r in self._reported if r[0] != consumer}
 
