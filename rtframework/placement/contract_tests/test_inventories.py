@@ -35,6 +35,15 @@ def test_set_and_delete_one_class(backend):
     assert (got.generation, set(got.inventories)) == (gen, {"VCPU"})
 
 
+def test_deleting_a_class_the_provider_has_no_inventory_of_is_not_found(backend):
+    rp = backend.create_provider(unique())
+    gen = backend.set_inventory(rp.uuid, 0, "VCPU", t.Inventory(total=4))
+    with pytest.raises(errors.NotFound, match="MEMORY_MB"):
+        backend.delete_inventory(rp.uuid, gen, "MEMORY_MB")
+    assert backend.get_inventories(rp.uuid) == t.ProviderInventories(
+        gen, {"VCPU": t.Inventory(total=4)})
+
+
 @pytest.mark.parametrize("write", ["set_inventories", "set_inventory", "delete_inventory",
                                    "set_provider_traits", "set_provider_aggregates"])
 def test_stale_provider_generation_is_refused_and_changes_nothing(backend, write):
