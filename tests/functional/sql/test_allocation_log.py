@@ -11,19 +11,13 @@ import uuid
 import pytest
 
 from rtframework.placement import types as t
-from rtframework.placement.sql import pg_write
-from tests.fixtures import databases
 
 LOGGER = "rtframework.placement.sql.allocations"
 
 
-@pytest.fixture(params=["as chosen", "general write"])
-def backend(request, backend, monkeypatch):
-    if request.param == "general write":
-        if databases.selected_engine() != "postgresql":
-            pytest.skip("only PostgreSQL has a second write path")
-        monkeypatch.setattr(pg_write, "try_write", lambda conn, writes: False)
-    return backend
+@pytest.fixture
+def backend(on_each_write_path):
+    return on_each_write_path
 
 
 @pytest.fixture
