@@ -256,3 +256,58 @@ def test_revert_of_a_confirmed_move_names_what_the_instance_holds(strategy_name)
     assert str(caught.value) == (
         f"migration {MIG} was confirmed: instance {INST} holds only its destination "
         f"{({D: F_NEW})}")
+
+
+class _Diary:
+    """A history recorder's store: the changes noted, as written."""
+
+    def __init__(self) -> None:
+        self.rows: list[tuple] = []
+
+    def add_allocation_changes(self, changes, *, who, why):
+        self.rows += [(*change, who, why) for change in changes]
+
+
+def test_migration_start_writes_each_consumer_as_itself_and_logs_every_change(caplog):
+    """The instance keeps its own project and user and its generation; the
+    migration consumer is created (generation None) with the move's; each
+    has its consumer type; every changed provider share is logged and
+    recorded with the step's reason."""
+    store, strategy, move = make("migration")
+    move = claims.MoveClaim(INST, MIG, "move-project", "move-user",
+                            source={S: F_OLD}, dest={D: F_NEW})
+    sent: list[t.AllocationWrite] = []
+    write = store.write_allocations
+    store.write_allocations = lambda writes: (sent.extend(writes), write(writes))
+    diary = _Diary()
+    caplog.set_level(logging.INFO, logger=claims.LOG.name)
+    with claims.history.recording(diary, "host-a"):
+        strategy.start(move, reason="resize start")
+    assert sorted(sent, key=lambda w: w.consumer_uuid) == [
+        t.AllocationWrite(consumer_uuid=INST, allocations={D: F_NEW}, project_id="p",
+                          user_id="u", consumer_generation=1, consumer_type=claims.INSTANCE),
+        t.AllocationWrite(consumer_uuid=MIG, allocations={S: F_OLD}, project_id="move-project",
+                          user_id="move-user", consumer_generation=None,
+                          consumer_type=claims.MIGRATION),
+    ]
+    logged = sorted(r.getMessage() for r in caplog.records if r.name == claims.LOG.name)
+    assert logged == sorted([
+        f"allocation of consumer {INST} on provider {D}: {{}} -> {F_NEW} (resize start)",
+        f"allocation of consumer {INST} on provider {S}: {F_OLD} -> {{}} (resize start)",
+        f"allocation of consumer {MIG} on provider {S}: {{}} -> {F_OLD} (resize start)",
+    ])
+    assert sorted(diary.rows) == sorted([
+        (INST, D, {}, F_NEW, "host-a", "resize start"),
+        (INST, S, F_OLD, {}, "host-a", "resize start"),
+        (MIG, S, {}, F_OLD, "host-a", "resize start"),
+    ])
+
+
+def test_a_step_with_nothing_to_change_writes_nothing(caplog):
+    store, strategy, move = make("migration")
+    strategy.start(move)
+    writes = store.writes
+    caplog.set_level(logging.DEBUG, logger=claims.LOG.name)
+    strategy.start(move, reason="again")
+    assert store.writes == writes
+    assert f"again of instance {INST}: nothing to change" in caplog.text
