@@ -12,8 +12,8 @@ import sqlalchemy as sa
 from rtframework import db
 from rtframework.compute import models
 from rtframework.compute import values as v
-from rtframework.compute.migration_records import migration_of
-from rtframework.compute.nodes import compute_node_of, upsert_node
+from rtframework.compute.migration_records import migration_of, select_migrations
+from rtframework.compute.nodes import compute_node_of, select_compute_nodes, upsert_node
 from rtframework.compute.records import Records
 from rtframework.compute.services import heartbeat_in
 from rtframework.compute.values import HostRecords, InstanceState
@@ -28,7 +28,7 @@ class HostPassRecords(Records):
         :meth:`record_compute_node` does) and the records the pass reads:
         the host's service, the instances recorded on it (owner and states
         only), the unfinished migrations and the host's compute nodes."""
-        instances, migrations = models.instances, models.migrations
+        instances = models.instances
         with db.transaction(self.engine) as conn:
             service = heartbeat_in(conn, host, None)
             for nodename, uuid in (nodes or {}).items():
@@ -41,10 +41,7 @@ class HostPassRecords(Records):
                     .where(instances.c.host == host))
             }
             moving = tuple(migration_of(r) for r in conn.execute(
-                sa.select(migrations)
-                .where(migrations.c.status.in_(sorted(v.UNFINISHED_MIGRATION_STATUSES)))
-                .order_by(migrations.c.created_at, migrations.c.uuid)).mappings())
+                select_migrations(statuses=v.UNFINISHED_MIGRATION_STATUSES)).mappings())
             recorded = tuple(compute_node_of(r) for r in conn.execute(
-                sa.select(models.compute_nodes).where(models.compute_nodes.c.host == host)
-                .order_by(models.compute_nodes.c.nodename)).mappings())
+                select_compute_nodes(host)).mappings())
         return HostRecords(service, states, moving, recorded)

@@ -77,15 +77,9 @@ class MigrationRecords(records.Records):
         instance_uuids: Iterable[str] | None = None,
     ) -> list[Migration]:
         """Migrations, oldest first; ``host`` matches source or destination."""
-        table = models.migrations
-        query = records.filtered(
-            sa.select(table).order_by(table.c.created_at, table.c.uuid),
-            equal={table.c.instance_uuid: instance_uuid},
-            among={table.c.status: statuses, table.c.uuid: uuids,
-                   table.c.instance_uuid: instance_uuids})
-        if host is not None:
-            query = query.where(sa.or_(table.c.source_host == host, table.c.dest_host == host))
-        return self._all(query, migration_of)
+        return self._all(select_migrations(
+            instance_uuid=instance_uuid, host=host, statuses=statuses, uuids=uuids,
+            instance_uuids=instance_uuids), migration_of)
 
     def update_migration(
         self, uuid: str, *, expected_status: Any = records.ANY, **fields: Any
@@ -119,6 +113,27 @@ def _allocations(allocations: Mapping[str, Mapping[str, int]] | None) -> dict | 
         return None
     return {provider: {rc: int(n) for rc, n in resources.items()}
             for provider, resources in allocations.items()}
+
+
+def select_migrations(
+    *,
+    instance_uuid: str | None = None,
+    host: str | None = None,
+    statuses: Iterable[str] | None = None,
+    uuids: Iterable[str] | None = None,
+    instance_uuids: Iterable[str] | None = None,
+) -> sa.Select:
+    """The query of :meth:`MigrationRecords.list_migrations`, for callers
+    that read on a connection of their own."""
+    table = models.migrations
+    query = records.filtered(
+        sa.select(table).order_by(table.c.created_at, table.c.uuid),
+        equal={table.c.instance_uuid: instance_uuid},
+        among={table.c.status: statuses, table.c.uuid: uuids,
+               table.c.instance_uuid: instance_uuids})
+    if host is not None:
+        query = query.where(sa.or_(table.c.source_host == host, table.c.dest_host == host))
+    return query
 
 
 def migration_of(row: Mapping[str, Any]) -> Migration:

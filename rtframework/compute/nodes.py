@@ -33,11 +33,7 @@ class ComputeNodeRecords(Records):
         return compute_node_of(row)
 
     def list_compute_nodes(self, *, host: str | None = None) -> list[ComputeNode]:
-        table = models.compute_nodes
-        query = sa.select(table).order_by(table.c.host, table.c.nodename)
-        if host is not None:
-            query = query.where(table.c.host == host)
-        return self._all(query, compute_node_of)
+        return self._all(select_compute_nodes(host), compute_node_of)
 
     def node_root_uuid(self, host: str, nodename: str) -> str:
         """Root resource provider uuid of node ``nodename`` of ``host``."""
@@ -53,6 +49,16 @@ class ComputeNodeRecords(Records):
     def delete_compute_node(self, uuid: str) -> None:
         with db.transaction(self.engine) as conn:
             conn.execute(models.compute_nodes.delete().where(models.compute_nodes.c.uuid == uuid))
+
+
+def select_compute_nodes(host: str | None = None) -> sa.Select:
+    """The query of :meth:`ComputeNodeRecords.list_compute_nodes` (every host's
+    nodes when ``host`` is None)."""
+    table = models.compute_nodes
+    query = sa.select(table).order_by(table.c.host, table.c.nodename)
+    if host is not None:
+        query = query.where(table.c.host == host)
+    return query
 
 
 def compute_node_of(row: Mapping[str, Any]) -> ComputeNode:
