@@ -97,12 +97,13 @@ class Healer:
                     progress.healed.append(consumer)
                     state.generations = None
             elif decision.finding:
-                # Decided again on records read now: the pass's records were
-                # read before this node's sync, and a move that began since
-                # would look like a finding.
-                again = self._decisions([consumer], {consumer: state.nodes_held[consumer]})
-                if again[consumer].finding:
-                    self._report(consumer, again[consumer], progress)
+                if records is not None:
+                    # The pass's records were read before this node's sync:
+                    # a move that began since would look like a finding.
+                    decision = self._decisions(
+                        [consumer], {consumer: state.nodes_held[consumer]})[consumer]
+                if decision.finding:
+                    self._report(consumer, decision, progress)
             else:
                 self._reported = {r for r in self._reported if r[0] != consumer}
 
