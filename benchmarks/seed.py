@@ -76,7 +76,7 @@ def seed_sql(url: str, start: int, stop: int) -> None:
                 ids = _provider_ids(conn, rp, batch)
                 conn.execute(sa.insert(m.inventories), [
                     {"resource_provider_id": ids[p.uuid], "resource_class": rc,
-                     **_inventory_values(inv)}
+                     "used": USAGE.get(rc, 0) if p.consumer else 0, **_inventory_values(inv)}
                     for p in batch for rc, inv in INVENTORY.items()])
                 used = [p for p in batch if p.consumer]
                 conn.execute(sa.insert(m.consumers), [
@@ -198,5 +198,9 @@ def fill_sql(url: str, count: int) -> None:
                      "resource_class": "VCPU",
                      "used": capacity - (USAGE["VCPU"] if p.consumer else 0)}
                     for p, consumer in full])
+                inv = m.inventories
+                conn.execute(sa.update(inv).where(
+                    inv.c.resource_provider_id.in_(list(ids.values())),
+                    inv.c.resource_class == "VCPU").values(used=capacity))
     finally:
         engine.dispose()

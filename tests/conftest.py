@@ -69,12 +69,17 @@ def config(conf):
 @pytest.fixture
 def database_url(tmp_path):
     """URL of a fresh database of the engine RTF_TEST_DB selects (on Galera:
-    this process's database with every row deleted, see databases)."""
+    this process's database with every row deleted, see databases). At the
+    end the usage stored with each inventory must match its allocations."""
     if databases.selected_engine() == "galera":
         yield databases.emptied_galera_database()
         return
     with databases.temporary_database(databases.selected_engine(), str(tmp_path)) as url:
         yield url
+        # Every allocation write keeps the usage stored beside the inventory:
+        # whatever a test did, the two counts still agree.
+        drift = databases.usage_drift(url)
+        assert drift == [], f"stored usage differs from the allocations: {drift}"
 
 
 def _skip_without_galera(items):

@@ -100,7 +100,7 @@ _HELD = sa.union_all(
 _PROVIDERS = (
     sa.select(_rp.c.id, _rp.c.uuid, _rp.c.name, _rp.c.generation, _inv.c.resource_class,
               _inv.c.total, _inv.c.reserved, _inv.c.min_unit, _inv.c.max_unit,
-              _inv.c.step_size, _inv.c.allocation_ratio, queries.INVENTORY_USED.label("used"))
+              _inv.c.step_size, _inv.c.allocation_ratio, _inv.c.used)
     .select_from(_rp.outerjoin(_inv, _inv.c.resource_provider_id == _rp.c.id))
     .where(sa.or_(_rp.c.uuid.in_(sa.bindparam("uuids", expanding=True)),
                   _rp.c.id.in_(sa.bindparam("ids", expanding=True))))
@@ -242,6 +242,14 @@ def _plan(writes: Sequence[t.AllocationWrite], consumers: dict[str, _Consumer],
                      for w in writes for uuid, resources in w.allocations.items()
                      for rc, amount in resources.items()],
     )
+    change: dict[tuple[int, str], int] = defaultdict(int)
+    for pid, _uuid, rc, amount in plan.allocations:
+        change[pid, rc] += amount
+    for w in writes:
+        for pid, resources in held.get(w.consumer_uuid, {}).items():
+            for rc, amount in resources.items():
+                change[pid, rc] -= amount
+    plan.usage = [(pid, rc, delta) for (pid, rc), delta in sorted(change.items()) if delta]
     for w in writes:
         existing = consumers.get(w.consumer_uuid)
         holds = any(w.allocations.values())
@@ -279,6 +287,11 @@ def delete_consumer(conn: sa.Connection, consumer_uuid: str, reason: str) -> Non
         for row in sorted(rows.values(), key=lambda r: r.id):
             conn.execute(sa.update(rp).where(rp.c.id == row.id)
                          .values(generation=rp.c.generation + 1))
+    released = [{"u_id": rows[provider].id, "u_class": rc, "u_delta": -amount}
+                for provider, resources in sorted(old.items())
+                for rc, amount in sorted(resources.items())]
+    if released:
+        conn.execute(write_plan.COUNT_USAGE, released)
     conn.execute(sa.delete(a).where(a.c.consumer_id == consumer_uuid))
     conn.execute(sa.delete(c).where(c.c.uuid == consumer_uuid))
     for provider, before in sorted(old.items()):

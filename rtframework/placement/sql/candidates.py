@@ -67,24 +67,9 @@ def _eligible(rc: str, amount: int, query: t.CandidateQuery, *,
     few trees), or with ``whole_cloud`` one aggregate of the class joined
     in (cheaper when every provider of the cloud is looked at).
     """
-    inv, a, rp = m.inventories, m.allocations, m.resource_providers
-    if whole_cloud:
-        usage = (
-            sa.select(a.c.resource_provider_id, sa.func.sum(a.c.used).label("used"))
-            .where(a.c.resource_class == rc).group_by(a.c.resource_provider_id)
-            .subquery("usage")
-        )
-        used = sa.func.coalesce(usage.c.used, 0)
-        source = inv.join(rp, rp.c.id == inv.c.resource_provider_id).outerjoin(
-            usage, usage.c.resource_provider_id == inv.c.resource_provider_id)
-    else:
-        used = (
-            sa.select(sa.func.coalesce(sa.func.sum(a.c.used), 0))
-            .where(a.c.resource_provider_id == inv.c.resource_provider_id,
-                   a.c.resource_class == rc)
-            .scalar_subquery()
-        )
-        source = inv.join(rp, rp.c.id == inv.c.resource_provider_id)
+    inv, rp = m.inventories, m.resource_providers
+    source = inv.join(rp, rp.c.id == inv.c.resource_provider_id)
+    used = inv.c.used
     stmt = (
         sa.select(inv.c.resource_provider_id.label("pid"), rp.c.root_provider_id.label("root"))
         .select_from(source)
@@ -276,20 +261,9 @@ def _tree_statement(whole_cloud: bool) -> sa.Select:
     usage: a correlated sum for a few trees, one aggregate joined in when
     every tree may be read. Parent and root uuids are the tree's own rows,
     so no join of the provider table with itself is needed."""
-    rp, inv, a = m.resource_providers, m.inventories, m.allocations
+    rp, inv = m.resource_providers, m.inventories
     source = rp.outerjoin(inv, inv.c.resource_provider_id == rp.c.id)
-    if whole_cloud:
-        usage = (
-            sa.select(a.c.resource_provider_id, a.c.resource_class,
-                      sa.func.sum(a.c.used).label("used"))
-            .group_by(a.c.resource_provider_id, a.c.resource_class).subquery("usage")
-        )
-        source = source.outerjoin(usage, sa.and_(
-            usage.c.resource_provider_id == inv.c.resource_provider_id,
-            usage.c.resource_class == inv.c.resource_class))
-        used = sa.func.coalesce(usage.c.used, 0)
-    else:
-        used = queries.INVENTORY_USED
+    used = sa.func.coalesce(inv.c.used, 0)
     return sa.select(
         rp.c.id, rp.c.uuid, rp.c.parent_provider_id, rp.c.root_provider_id,
         inv.c.resource_class, inv.c.total, inv.c.reserved, inv.c.min_unit, inv.c.max_unit,

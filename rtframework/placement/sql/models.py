@@ -62,6 +62,10 @@ inventories = sa.Table(
     sa.Column("max_unit", sa.Integer, nullable=False),
     sa.Column("step_size", sa.Integer, nullable=False),
     sa.Column("allocation_ratio", sa.Float, nullable=False),
+    # Sum of the allocations of this class on this provider, kept by every
+    # allocation write in the same transaction: searches read it instead of
+    # summing the allocations of every provider they pass.
+    sa.Column("used", sa.Integer, nullable=False, server_default="0"),
     sa.UniqueConstraint("resource_provider_id", "resource_class"),
 )
 

@@ -38,7 +38,9 @@ LOG = logging.getLogger("rtframework.placement.sql.allocations")
 
 # w: the writes; r: the requested rows; c: the named consumers as stored;
 # held: what they hold now; p: every touched provider (requested or held);
-# need: requested amount per provider and class against its inventory.
+# need: requested amount per provider and class against its inventory and
+# its stored usage. "counted": that usage, changed by what the write adds
+# and removes.
 # "go": the snapshot says the write is valid. "locked": the providers,
 # locked in id order, with their generations as of now. "steady": go, and
 # no provider went away or changed since the snapshot. "clocked": then the
@@ -64,11 +66,12 @@ WITH w AS (
     WHERE uuid = ANY(:r_providers ::varchar[]) OR id IN (SELECT pid FROM held)
 ), want AS (
     SELECT p.id AS pid, r.rc, r.used, i.min_unit, i.max_unit, i.step_size,
-           (i.total - i.reserved) * i.allocation_ratio AS cap
+           (i.total - i.reserved) * i.allocation_ratio AS cap, i.used AS current
     FROM r LEFT JOIN p ON p.uuid = r.provider
     LEFT JOIN inventories i ON i.resource_provider_id = p.id AND i.resource_class = r.rc
 ), need AS (
-    SELECT pid, rc, sum(used) AS amount, max(cap) AS cap FROM want GROUP BY pid, rc
+    SELECT pid, rc, sum(used) AS amount, max(cap) AS cap, max(current) AS current
+    FROM want GROUP BY pid, rc
 ), go AS (
     SELECT NOT EXISTS (
         SELECT 1 FROM w LEFT JOIN c ON c.uuid = w.uuid
@@ -78,8 +81,7 @@ WITH w AS (
                               OR used % step_size <> 0
     ) AND NOT EXISTS (
         SELECT 1 FROM need
-        WHERE (SELECT coalesce(sum(a.used), 0) FROM allocations a
-               WHERE a.resource_provider_id = need.pid AND a.resource_class = need.rc)
+        WHERE need.current
               - coalesce((SELECT h.used FROM held h WHERE h.pid = need.pid AND h.rc = need.rc), 0)
               + need.amount > need.cap
     ) AND NOT EXISTS (
@@ -115,6 +117,14 @@ WITH w AS (
     INSERT INTO allocations (resource_provider_id, consumer_id, resource_class, used)
     SELECT p.id, r.consumer, r.rc, r.used FROM r JOIN p ON p.uuid = r.provider
     WHERE (SELECT ok FROM hit)
+), counted AS (
+    UPDATE inventories i SET used = i.used + d.delta
+    FROM (SELECT pid, rc, sum(used) AS delta
+          FROM (SELECT p.id AS pid, r.rc, r.used FROM r JOIN p ON p.uuid = r.provider
+                UNION ALL SELECT pid, rc, -used FROM held) AS change
+          GROUP BY pid, rc) AS d
+    WHERE (SELECT ok FROM hit) AND i.resource_provider_id = d.pid AND i.resource_class = d.rc
+      AND d.delta <> 0
 ), created AS (
     INSERT INTO consumers (uuid, project_id, user_id, generation, consumer_type)
     SELECT uuid, project_id, user_id, 1, consumer_type FROM w

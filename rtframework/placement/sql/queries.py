@@ -115,18 +115,9 @@ _INVENTORIES = (
     .order_by(m.inventories.c.resource_class)
 )
 _USAGES = (
-    sa.select(m.allocations.c.resource_provider_id, m.allocations.c.resource_class,
-              sa.func.sum(m.allocations.c.used))
-    .where(m.allocations.c.resource_provider_id.in_(_IDS))
-    .group_by(m.allocations.c.resource_provider_id, m.allocations.c.resource_class)
-)
-# Usage of an inventory row's class on its provider, for a SELECT from
-# inventories: one index probe per row.
-INVENTORY_USED = (
-    sa.select(sa.func.coalesce(sa.func.sum(m.allocations.c.used), 0))
-    .where(m.allocations.c.resource_provider_id == m.inventories.c.resource_provider_id,
-           m.allocations.c.resource_class == m.inventories.c.resource_class)
-    .scalar_subquery()
+    sa.select(m.inventories.c.resource_provider_id, m.inventories.c.resource_class,
+              m.inventories.c.used)
+    .where(m.inventories.c.resource_provider_id.in_(_IDS), m.inventories.c.used != 0)
 )
 _TRAITS = (
     sa.select(m.provider_traits.c.resource_provider_id, m.provider_traits.c.trait)
@@ -155,7 +146,8 @@ def to_inventory(row) -> t.Inventory:
 
 
 def usages_of(conn: sa.Connection, provider_ids: Iterable[int]) -> dict[tuple[int, str], int]:
-    """(provider id, class) -> amount allocated, for classes with usage."""
+    """(provider id, class) -> amount allocated, for classes with usage
+    (the usage every allocation write keeps beside the inventory)."""
     ids = list(provider_ids)
     if not ids:
         return {}
@@ -281,17 +273,28 @@ def traits_clause(
 def has_room_clause(provider_id: sa.ColumnElement, resource_class: str, amount: int):
     """The provider has inventory of the class with room for ``amount``
     (capacity, min_unit, max_unit and step_size all respected)."""
-    inv, a = m.inventories, m.allocations
-    used = (
-        sa.select(sa.func.coalesce(sa.func.sum(a.c.used), 0))
-        .where(a.c.resource_provider_id == inv.c.resource_provider_id,
-               a.c.resource_class == inv.c.resource_class)
-        .scalar_subquery()
-    )
+    inv = m.inventories
     return provider_id.in_(
         sa.select(inv.c.resource_provider_id).where(
-            inv.c.resource_class == resource_class, *fits_clauses(used, amount))
+            inv.c.resource_class == resource_class, *fits_clauses(inv.c.used, amount))
     )
+
+
+_DRIFT = sa.text("""
+SELECT rp.uuid, i.resource_class, i.used,
+       (SELECT coalesce(sum(a.used), 0) FROM allocations a
+        WHERE a.resource_provider_id = i.resource_provider_id
+          AND a.resource_class = i.resource_class) AS summed
+FROM inventories i JOIN resource_providers rp ON rp.id = i.resource_provider_id
+""")
+
+
+def usage_drift(conn: sa.Connection) -> list[tuple[str, str, int, int]]:
+    """(provider uuid, class, stored usage, sum of its allocations) for
+    every inventory whose stored usage is not the sum of its allocations;
+    empty while every allocation write keeps it (``rtf db sync`` recounts)."""
+    return sorted((uuid, rc, int(used), int(summed))
+                  for uuid, rc, used, summed in conn.execute(_DRIFT) if used != summed)
 
 
 def fits_clauses(used: sa.ColumnElement, amount: int) -> list[sa.ColumnElement]:

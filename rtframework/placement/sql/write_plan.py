@@ -25,7 +25,7 @@ import sqlalchemy as sa
 from rtframework.placement import errors
 from rtframework.placement.sql import models as m
 
-_a, _c, _rp = m.allocations, m.consumers, m.resource_providers
+_a, _c, _inv, _rp = m.allocations, m.consumers, m.inventories, m.resource_providers
 
 
 class ProviderRaced(Exception):
@@ -61,6 +61,8 @@ class WritePlan:
     replaced: list[str] = field(default_factory=list)
     # (provider id, consumer uuid, resource class, amount)
     allocations: list[tuple[int, str, str, int]] = field(default_factory=list)
+    # (provider id, resource class, change of its stored usage), non-zero only
+    usage: list[tuple[int, str, int]] = field(default_factory=list)
     created: list[ConsumerRow] = field(default_factory=list)
     kept: list[ConsumerRow] = field(default_factory=list)
     forgotten: list[ConsumerRow] = field(default_factory=list)
@@ -94,6 +96,12 @@ _BUMP = (
 )
 _DELETE = sa.delete(_a).where(_a.c.consumer_id.in_(sa.bindparam("names", expanding=True)))
 _INSERT = sa.insert(_a)
+COUNT_USAGE = (
+    sa.update(_inv)
+    .where(_inv.c.resource_provider_id == sa.bindparam("u_id"),
+           _inv.c.resource_class == sa.bindparam("u_class"))
+    .values(used=_inv.c.used + sa.bindparam("u_delta"))
+)
 _CREATE = sa.insert(_c)
 _MINE = sa.and_(_c.c.id == sa.bindparam("c_id"), _c.c.generation == sa.bindparam("c_generation"))
 _KEEP = sa.update(_c).where(_MINE).values(
@@ -114,6 +122,9 @@ def _apply_statement_by_statement(conn: sa.Connection, plan: WritePlan) -> None:
         conn.execute(_INSERT, [
             {"resource_provider_id": pid, "consumer_id": uuid, "resource_class": rc,
              "used": used} for pid, uuid, rc, used in plan.allocations])
+    if plan.usage:
+        conn.execute(COUNT_USAGE, [{"u_id": pid, "u_class": rc, "u_delta": delta}
+                              for pid, rc, delta in plan.usage])
     for row in plan.kept:
         if conn.execute(_KEEP, {"c_id": row.id, "c_generation": row.generation,
                                 "c_project": row.project_id, "c_user": row.user_id,
@@ -146,6 +157,11 @@ WITH bumped AS (
     INSERT INTO allocations (resource_provider_id, consumer_id, resource_class, used)
     SELECT * FROM unnest(:a_providers ::integer[], :a_consumers ::varchar[],
                          :a_classes ::varchar[], :a_used ::integer[])
+), counted AS (
+    UPDATE inventories i SET used = i.used + u.delta
+    FROM unnest(:u_ids ::integer[], :u_classes ::varchar[], :u_deltas ::integer[])
+         AS u(pid, rc, delta)
+    WHERE i.resource_provider_id = u.pid AND i.resource_class = u.rc
 ), created AS (
     INSERT INTO consumers (uuid, project_id, user_id, generation, consumer_type)
     SELECT uuid, project_id, user_id, 1, consumer_type
@@ -178,6 +194,8 @@ def _apply_in_one_statement(conn: sa.Connection, plan: WritePlan) -> None:
         "replaced": plan.replaced,
         "a_providers": column(plan.allocations, 0), "a_consumers": column(plan.allocations, 1),
         "a_classes": column(plan.allocations, 2), "a_used": column(plan.allocations, 3),
+        "u_ids": column(plan.usage, 0), "u_classes": column(plan.usage, 1),
+        "u_deltas": column(plan.usage, 2),
         "n_uuids": [r.uuid for r in plan.created],
         "n_projects": [r.project_id for r in plan.created],
         "n_users": [r.user_id for r in plan.created],

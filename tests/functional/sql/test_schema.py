@@ -7,6 +7,7 @@ import uuid
 
 import pytest
 import sqlalchemy as sa
+from alembic import command as alembic_command
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 
@@ -34,9 +35,46 @@ def test_migrations_create_exactly_the_models(placement_conf):
                                         and d[1].name == sql_backend.VERSION_TABLE)]
         assert diff == []
         assert db.current_revision(sql_backend.SCRIPT_LOCATION, engine,
-                                   sql_backend.VERSION_TABLE) == "0001"
+                                   sql_backend.VERSION_TABLE) == "0002"
     finally:
         engine.dispose()
+
+
+def test_upgrade_counts_the_usage_of_allocations_made_before_it(placement_conf):
+    """A database at 0001 holds allocations but no stored usage: the
+    upgrade stores each inventory's sum, and the searches see it."""
+    engine = db.engine_for(placement_conf, "placement_database")
+    try:
+        with db.schema_lock(engine, sql_backend.VERSION_TABLE):
+            alembic_command.upgrade(db.alembic_config(
+                sql_backend.SCRIPT_LOCATION, engine, sql_backend.VERSION_TABLE), "0001")
+        with engine.begin() as conn:
+            for pid, name in ((1, "full"), (2, "half")):
+                conn.execute(sa.text(
+                    "INSERT INTO resource_providers (id, uuid, name, generation, "
+                    "root_provider_id) VALUES (:id, :uuid, :name, 1, :id)"),
+                    {"id": pid, "uuid": str(uuid.uuid4()), "name": name})
+                conn.execute(sa.text(
+                    "INSERT INTO inventories (resource_provider_id, resource_class, total, "
+                    "reserved, min_unit, max_unit, step_size, allocation_ratio) "
+                    "VALUES (:id, 'VCPU', 8, 0, 1, 8, 1, 1.0)"), {"id": pid})
+            for pid, consumer, used in ((1, "a", 6), (1, "b", 2), (2, "a", 4)):
+                conn.execute(sa.text(
+                    "INSERT INTO allocations (resource_provider_id, consumer_id, "
+                    "resource_class, used) VALUES (:id, :c, 'VCPU', :used)"),
+                    {"id": pid, "c": consumer, "used": used})
+        sql_backend.sync_schema(placement_conf)
+        with engine.connect() as conn:
+            assert dict(conn.execute(sa.text(
+                "SELECT resource_provider_id, used FROM inventories")).all()) == {1: 8, 2: 4}
+    finally:
+        engine.dispose()
+    backend = sql_backend.SQLBackend(placement_conf)
+    try:
+        found = backend.get_allocation_candidates(t.CandidateQuery(resources={"VCPU": 1}))
+        assert [s.resources["VCPU"].used for s in found.provider_summaries.values()] == [4]
+    finally:
+        backend.close()
 
 
 def test_sync_is_idempotent(placement_conf):

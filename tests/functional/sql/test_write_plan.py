@@ -32,11 +32,12 @@ def world(backend):
 
 
 def _rows(backend: SQLBackend):
-    """Everything a write may change: providers, consumers, allocations."""
+    """Everything a write may change: providers, inventories (their stored
+    usage), consumers, allocations."""
     with db.read(backend.engine) as conn:
         return tuple(
             sorted(tuple(row) for row in conn.execute(sa.select(table)))
-            for table in (m.resource_providers, m.consumers, m.allocations)
+            for table in (m.resource_providers, m.inventories, m.consumers, m.allocations)
         )
 
 
@@ -58,6 +59,7 @@ def _move_plan(backend, world, *, provider_gen_delta=0, consumer_gen_delta=0) ->
         providers=[(ida, gens[ida] + provider_gen_delta, "a"), (idb, gens[idb], "b")],
         replaced=[instance],
         allocations=[(idb, instance, "VCPU", 2)],
+        usage=[(ida, "VCPU", -2), (idb, "VCPU", 2)],
         kept=[wp.ConsumerRow(instance, "p", "u", "INSTANCE", cid, cgen + consumer_gen_delta)],
     )
 
@@ -74,6 +76,7 @@ def test_a_plan_moves_rows_and_bumps_every_generation(backend, world):
     _apply(backend, _move_plan(backend, world))
     held = backend.get_consumer_allocations(instance)
     assert held.allocations == {b: {"VCPU": 2}}
+    assert {u: backend.get_provider_usages(u) for u in (a, b)} == {a: {"VCPU": 0}, b: {"VCPU": 2}}
     assert held.generation == before + 1
     assert {u: backend.get_provider(u).generation for u in (a, b)} == \
         {u: g + 1 for u, g in gens.items()}
@@ -106,6 +109,7 @@ def test_forgetting_a_consumer_at_a_stale_generation_writes_nothing(backend, wor
     (ida,), gens, (cid, cgen) = _ids(backend, [a], instance)
     before = _rows(backend)
     plan = wp.WritePlan(providers=[(ida, gens[ida], "a")], replaced=[instance],
+                        usage=[(ida, "VCPU", -2)],
                         forgotten=[wp.ConsumerRow(instance, "p", "u", "INSTANCE", cid, cgen + 1)])
     with pytest.raises(errors.ConsumerGenerationConflict) as conflict:
         _apply(backend, plan)
