@@ -22,14 +22,15 @@ sharing providers (MISC_SHARES_VIA_AGGREGATE) are served by
 :mod:`rtframework.placement.sql.granular`: this module's search handles a
 request of one unnumbered group in a cloud without sharing providers.
 
-The search runs in two steps: first the roots whose tree has an eligible
-provider for every class, then, for those trees only, their providers
-with inventory and usage (one query) and traits (another), combined in
-Python. With a limit the roots come in id order as correlated EXISTS
-clauses cut by the limit in the database, so that a limit of 10 stops
-after ten matching trees whatever the cloud size. Without one, every
-eligible provider of each class is listed once (a UNION ALL) and grouped
-by root: per-root subplans over the whole cloud cost more than that.
+The search is one statement: the roots whose tree has an eligible provider
+for every class, joined to every provider of those trees with inventory,
+stored usage and traits; the providers are then combined in Python. With a
+limit the roots come in id order, each checked by one correlated subquery
+(its tree's inventory rows with room, counted by class) and cut by the
+limit in the database, so that a limit of 10 stops after ten matching
+trees whatever the cloud size. Without one, the eligible inventory rows of
+the whole cloud are grouped by root: per-root subplans over the whole
+cloud cost more than that.
 
 Over 400 lines on purpose: the two steps and the filters above build one
 statement each way, and read best side by side.
@@ -58,22 +59,18 @@ def _check(conn: sa.Connection, query: t.CandidateQuery) -> None:
     queries.check_known_names(conn, {rc for g in groups for rc in g.resources}, traits)
 
 
-def _eligible(rc: str, amount: int, query: t.CandidateQuery, *,
-              whole_cloud: bool = False) -> sa.Select:
-    """(pid, root) of providers with room for ``amount`` of ``rc`` that may
-    serve it under the query's member_of and forbidden traits.
-
-    Usage is a correlated sum per inventory row (index probes: cheap for a
-    few trees), or with ``whole_cloud`` one aggregate of the class joined
-    in (cheaper when every provider of the cloud is looked at).
-    """
+def _eligible(resources: tuple[tuple[str, int], ...], query: t.CandidateQuery) -> sa.Select:
+    """(pid, root, class) of inventories with room for the amount asked of
+    their class (by the usage stored with them) on providers that may
+    serve it under the query's member_of and forbidden traits."""
     inv, rp = m.inventories, m.resource_providers
-    source = inv.join(rp, rp.c.id == inv.c.resource_provider_id)
-    used = inv.c.used
+    fits = [sa.and_(inv.c.resource_class == rc, *queries.fits_clauses(inv.c.used, amount))
+            for rc, amount in resources]
     stmt = (
-        sa.select(inv.c.resource_provider_id.label("pid"), rp.c.root_provider_id.label("root"))
-        .select_from(source)
-        .where(inv.c.resource_class == rc, *queries.fits_clauses(used, amount))
+        sa.select(inv.c.resource_provider_id.label("pid"), rp.c.root_provider_id.label("root"),
+                  inv.c.resource_class)
+        .select_from(inv.join(rp, rp.c.id == inv.c.resource_provider_id))
+        .where(sa.or_(*fits))
     )
     pa, agg = m.provider_aggregates, m.placement_aggregates
     for any_of in query.member_of:
@@ -132,9 +129,11 @@ def _roots_statement(
             sub = sub.offset(0)
         return sub.exists()
 
-    for rc, amount in resources:
-        eligible = _eligible(rc, amount, query)
-        stmt = stmt.where(exists(eligible.where(rp.c.root_provider_id == root.c.id)))
+    # One subplan per root for every class: the tree's eligible inventory
+    # rows (a probe of its providers and their inventory) must name each.
+    classes = (_eligible(resources, query).where(rp.c.root_provider_id == root.c.id)
+               .with_only_columns(sa.func.count(sa.distinct(m.inventories.c.resource_class))))
+    stmt = stmt.where(classes.scalar_subquery() == len(resources))
     for trait in sorted(required):
         stmt = stmt.where(exists(
             sa.select(pt.c.resource_provider_id)
@@ -151,37 +150,31 @@ def _matching_roots_statement(
     in_tree: bool,
 ) -> sa.Select:
     """Roots, in id order, whose tree has an eligible provider for every
-    class and every required trait somewhere: each eligible provider of a
-    class in such a tree yields (class index, root), and a root that yields
-    every index matches. Usage is aggregated over the cloud unless one tree
-    is asked for."""
+    class and every required trait somewhere: one pass over the eligible
+    inventory rows of the cloud, grouped by root."""
     query = t.CandidateQuery(resources=dict(resources), member_of=member_of,
                              required_traits=required, forbidden_traits=forbidden,
                              forbidden_aggregates=banned)
     pt, rp = m.provider_traits, m.resource_providers
-    parts = []
-    for key, (rc, amount) in enumerate(resources):
-        part = _eligible(rc, amount, query, whole_cloud=not in_tree).with_only_columns(
-            sa.literal(key, sa.Integer).label("key"), rp.c.root_provider_id.label("root"))
-        if in_tree:
-            part = part.where(rp.c.root_provider_id == sa.bindparam("tree_root"))
-        for trait in sorted(required):
-            having = rp.alias("having_trait")
-            part = part.where(rp.c.root_provider_id.in_(
-                sa.select(having.c.root_provider_id)
-                .select_from(pt.join(having, having.c.id == pt.c.resource_provider_id))
-                .where(pt.c.trait == trait)
-            ))
-        parts.append(part)
-    keyed = sa.union_all(*parts).subquery("keyed")
+    eligible = _eligible(resources, query)
+    if in_tree:
+        eligible = eligible.where(rp.c.root_provider_id == sa.bindparam("tree_root"))
+    for trait in sorted(required):
+        having = rp.alias("having_trait")
+        eligible = eligible.where(rp.c.root_provider_id.in_(
+            sa.select(having.c.root_provider_id)
+            .select_from(pt.join(having, having.c.id == pt.c.resource_provider_id))
+            .where(pt.c.trait == trait)
+        ))
+    found = eligible.subquery("eligible")
     return (
-        sa.select(keyed.c.root).group_by(keyed.c.root)
-        .having(sa.func.count(sa.distinct(keyed.c.key)) == len(parts))
-        .order_by(keyed.c.root)
+        sa.select(found.c.root).group_by(found.c.root)
+        .having(sa.func.count(sa.distinct(found.c.resource_class)) == len(resources))
+        .order_by(found.c.root)
     )
 
 
-def _without_exists_to_in(conn: sa.Connection, stmt: sa.Select, params: dict) -> list[int]:
+def _without_exists_to_in(conn: sa.Connection, stmt: sa.Select, params: dict) -> list:
     """MariaDB turns the per-root EXISTS clauses into IN subqueries that it
     materializes over the whole cloud (0.3 s at 10,000 providers), so a
     limited search runs with that rewrite off for its one statement."""
@@ -190,23 +183,50 @@ def _without_exists_to_in(conn: sa.Connection, stmt: sa.Select, params: dict) ->
     if conn.dialect.positional:
         values = tuple(values[name] for name in state.positiontup)
     sql = "SET STATEMENT optimizer_switch='exists_to_in=off' FOR " + state.statement
-    return [row[0] for row in conn.exec_driver_sql(sql, values)]
+    return conn.exec_driver_sql(sql, values).all()
 
 
-def _roots(conn: sa.Connection, query: t.CandidateQuery, tree_root: int | None, after: int,
-           batch: int | None) -> list[int]:
-    shape = (tuple(sorted(query.resources.items())), tuple(sorted(query.member_of, key=sorted)),
-             frozenset(query.required_traits), frozenset(query.forbidden_traits),
-             frozenset(query.forbidden_aggregates), tree_root is not None)
-    params = {} if tree_root is None else {"tree_root": tree_root}
-    if batch is not None:
-        stmt = _roots_statement(*shape, conn.dialect.name)
-        params = {**params, "after": after, "batch": batch}
-        if getattr(conn.dialect, "is_mariadb", False):
-            return _without_exists_to_in(conn, stmt, params)
-        return list(conn.execute(stmt, params).scalars())
-    # Unlimited: called once, so ``after`` is 0.
-    return list(conn.execute(_matching_roots_statement(*shape), params).scalars())
+def _tree_columns() -> tuple[sa.ColumnElement, ...]:
+    """Per provider of a tree, one row per inventory class (or one row
+    without): ids, uuid, the inventory with its stored usage, and the
+    provider's traits as one comma-separated string (trait names have no
+    commas). Parent and root uuids are the tree's own rows, so no join of
+    the provider table with itself is needed."""
+    rp, inv, pt = m.resource_providers, m.inventories, m.provider_traits
+    traits = (sa.select(sa.func.aggregate_strings(pt.c.trait, ","))
+              .where(pt.c.resource_provider_id == rp.c.id).scalar_subquery())
+    return (rp.c.id, rp.c.uuid, rp.c.parent_provider_id, rp.c.root_provider_id,
+            inv.c.resource_class, inv.c.total, inv.c.reserved, inv.c.min_unit,
+            inv.c.max_unit, inv.c.step_size, inv.c.allocation_ratio, inv.c.used,
+            traits.label("traits"))
+
+
+def _trees_of(roots: sa.FromClause | None) -> sa.Select:
+    """The trees of the ``roots`` subquery's ids, or of the list :roots."""
+    rp, inv = m.resource_providers, m.inventories
+    source = rp.outerjoin(inv, inv.c.resource_provider_id == rp.c.id)
+    stmt = sa.select(*_tree_columns())
+    if roots is None:
+        stmt = stmt.select_from(source).where(
+            rp.c.root_provider_id.in_(sa.bindparam("roots", expanding=True)))
+    else:
+        stmt = stmt.select_from(
+            roots.join(source, rp.c.root_provider_id == list(roots.c)[0]))
+    return stmt.order_by(rp.c.id, inv.c.resource_class)  # summaries list classes in order
+
+
+_TREES = _trees_of(None)
+
+
+@functools.lru_cache(maxsize=256)
+def _search_statement(shape: tuple, dialect: str, limited: bool) -> sa.Select:
+    """The matching roots and their trees in one statement: the roots in
+    id order after :after, at most :batch of them when ``limited``."""
+    if limited:
+        roots = _roots_statement(*shape, dialect)
+    else:
+        roots = _matching_roots_statement(*shape)
+    return _trees_of(roots.subquery("roots"))
 
 
 def find(conn: sa.Connection, query: t.CandidateQuery) -> t.AllocationCandidates:
@@ -226,17 +246,27 @@ def find(conn: sa.Connection, query: t.CandidateQuery) -> t.AllocationCandidates
     requests: list[t.AllocationRequest] = []
     summaries: dict[str, t.ProviderSummary] = {}
     after = 0
+    shape = (tuple(sorted(query.resources.items())), tuple(sorted(query.member_of, key=sorted)),
+             frozenset(query.required_traits), frozenset(query.forbidden_traits),
+             frozenset(query.forbidden_aggregates), tree_root is not None)
+    with_aggregates = bool(query.member_of or query.forbidden_aggregates)
     while query.limit is None or len(requests) < query.limit:
         # A matching tree gives at least one candidate, except when required
         # traits sit only on providers that serve nothing: then fetch more.
         batch = None if query.limit is None else query.limit - len(requests)
-        roots = _roots(conn, query, tree_root, after, batch)
+        params = {"after": after, "batch": batch}
+        if tree_root is not None:
+            params["tree_root"] = tree_root
+        stmt = _search_statement(shape, conn.dialect.name, batch is not None)
+        if batch is not None and getattr(conn.dialect, "is_mariadb", False):
+            rows = _without_exists_to_in(conn, stmt, params)
+        else:
+            rows = conn.execute(stmt, params).all()
+        trees = _Trees.from_rows(conn, rows, with_aggregates=with_aggregates)
+        roots = sorted(trees.by_root)
         if not roots:
             break
         after = roots[-1]
-        trees = _Trees.load(conn, roots,
-                            with_aggregates=bool(query.member_of or query.forbidden_aggregates),
-                            whole_cloud=batch is None and tree_root is None)
         for root in roots:
             found = 0
             for allocations in trees.candidates(root, query):
@@ -253,27 +283,6 @@ def find(conn: sa.Connection, query: t.CandidateQuery) -> t.AllocationCandidates
             break
     return t.AllocationCandidates(allocation_requests=tuple(requests),
                                   provider_summaries=summaries)
-
-
-def _tree_statement(whole_cloud: bool) -> sa.Select:
-    """Every provider of the trees :roots (id, uuid, parent and root ids),
-    one row per inventory class (or one row without), with the class's
-    usage: a correlated sum for a few trees, one aggregate joined in when
-    every tree may be read. Parent and root uuids are the tree's own rows,
-    so no join of the provider table with itself is needed."""
-    rp, inv = m.resource_providers, m.inventories
-    source = rp.outerjoin(inv, inv.c.resource_provider_id == rp.c.id)
-    used = sa.func.coalesce(inv.c.used, 0)
-    return sa.select(
-        rp.c.id, rp.c.uuid, rp.c.parent_provider_id, rp.c.root_provider_id,
-        inv.c.resource_class, inv.c.total, inv.c.reserved, inv.c.min_unit, inv.c.max_unit,
-        inv.c.step_size, inv.c.allocation_ratio, used.label("used"),
-    ).select_from(source).where(
-        rp.c.root_provider_id.in_(sa.bindparam("roots", expanding=True))
-    ).order_by(rp.c.id, inv.c.resource_class)  # summaries list classes in order
-
-
-_TREES = {whole_cloud: _tree_statement(whole_cloud) for whole_cloud in (False, True)}
 
 
 @dataclass(slots=True)
@@ -304,24 +313,29 @@ class _Trees:
         self._resource_summaries: dict[tuple[int, int], t.ResourceSummary] = {}
 
     @classmethod
-    def load(cls, conn: sa.Connection, roots: list[int], *, with_aggregates: bool,
-             whole_cloud: bool) -> _Trees:
+    def load(cls, conn: sa.Connection, roots: list[int], *, with_aggregates: bool) -> _Trees:
+        """The trees of ``roots``."""
+        return cls.from_rows(conn, conn.execute(_TREES, {"roots": roots}).all(),
+                             with_aggregates=with_aggregates)
+
+    @classmethod
+    def from_rows(cls, conn: sa.Connection, rows: list, *, with_aggregates: bool) -> _Trees:
+        """Trees from the rows of :func:`_tree_columns` (and their
+        providers' aggregates, read in one more query, when asked)."""
         nodes: dict[int, _Node] = {}
-        rows = conn.execute(_TREES[whole_cloud], {"roots": roots}).all()
         uuid_of = {row[0]: row[1] for row in rows}
         for (pid, uuid, parent_id, root_id, rc, total, reserved, min_unit, max_unit,
-             step_size, ratio, used) in rows:
+             step_size, ratio, used, traits) in rows:
             node = nodes.get(pid)
             if node is None:
                 node = nodes[pid] = _Node(pid, uuid, uuid_of.get(parent_id), uuid_of[root_id],
                                           root_id)
+                if traits:
+                    node.traits = frozenset(traits.split(","))
             if rc is not None:
                 node.resources[rc] = (t.capacity_of(total, reserved, float(ratio)), int(used),
                                       min_unit, max_unit, step_size)
         ids = list(nodes)
-        for pid, traits in queries.traits_of(conn, ids).items():
-            if traits:
-                nodes[pid].traits = traits
         if with_aggregates:
             pa, agg = m.provider_aggregates, m.placement_aggregates
             found: dict[int, set[str]] = defaultdict(set)

@@ -96,8 +96,7 @@ def find(conn: sa.Connection, query: t.CandidateQuery, trees_cls: Any) -> t.Allo
     sharing_roots = set(conn.execute(
         sa.select(rp.c.root_provider_id).where(rp.c.id.in_(sharing))).scalars()) if sharing \
         else set()
-    trees = trees_cls.load(conn, sorted(set(roots) | sharing_roots), with_aggregates=True,
-                           whole_cloud=True)
+    trees = trees_cls.load(conn, sorted(set(roots) | sharing_roots), with_aggregates=True)
     shared = [n for nodes in trees.by_root.values() for n in nodes if n.id in sharing]
     requests: list[t.AllocationRequest] = []
     summaries: dict[str, t.ProviderSummary] = {}
