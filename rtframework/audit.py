@@ -56,8 +56,8 @@ def fix_for(finding: invariants.Violation, store: ComputeStore) -> str:
     if kind == invariants.OVER_CAPACITY:
         return "rtf migrate or rtf delete instances on it until it fits"
     if kind == invariants.USAGE_MISMATCH:
-        return ("rtf check again; a lasting one is the placement service's own fault "
-                "(usage is the sum of allocations)")
+        return ("rtf db recount-usage (sql backend); with OpenStack Placement a lasting "
+                "one is the service's own fault")
     hosts = _hosts_of(store, finding.consumer_uuid)
     if kind in (invariants.INTERRUPTED_OPERATION, invariants.MISSING_MOVE_CLAIM,
                 invariants.UNEXPECTED_MOVE_CLAIM, heal_rules.UNOWNED,

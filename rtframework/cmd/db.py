@@ -1,4 +1,5 @@
-"""``rtf db sync``: bring the databases to the newest schema."""
+"""``rtf db sync``: bring the databases to the newest schema; ``rtf db
+recount-usage``: recount the usage the sql backend stores per inventory."""
 
 from __future__ import annotations
 
@@ -17,4 +18,21 @@ class DbSync(Command):
         self.app.stdout.write("placement database: up to date\n")
         store.sync_schema(conf)
         self.app.stdout.write("compute database: up to date\n")
+        return 0
+
+
+class DbRecountUsage(Command):
+    """Set the usage the sql placement backend stores with each inventory
+    to the sum of its allocations, and list what changed (the fix for a
+    ``usage_mismatch`` finding). Allocation writes wait while it runs."""
+
+    def take_action(self, parsed_args):
+        from rtframework.placement.sql.backend import recount_usage
+
+        changed = recount_usage(self.app.conf)
+        for provider, rc, stored, counted in changed:
+            self.app.stdout.write(
+                f"provider {provider} {rc}: stored usage {stored} -> {counted}\n")
+        self.app.stdout.write(f"placement database: {len(changed)} inventory usage(s) "
+                              f"recounted\n")
         return 0

@@ -65,6 +65,19 @@ def sync_schema(conf: cfg.ConfigOpts) -> None:
         engine.dispose()
 
 
+def recount_usage(conf: cfg.ConfigOpts) -> list[tuple[str, str, int, int]]:
+    """Bring the schema up to date, then recount the usage stored with
+    every inventory (``rtf db recount-usage``): the rows that changed, as
+    (provider, class, stored, counted)."""
+    engine = db.engine_for(conf, GROUP)
+    try:
+        with _opening(conf):
+            upgrade_schema(engine)
+            return usages.recount(engine)
+    finally:
+        engine.dispose()
+
+
 @contextlib.contextmanager
 def _opening(conf: cfg.ConfigOpts) -> Iterator[None]:
     """A database that cannot be opened is BackendUnavailable naming

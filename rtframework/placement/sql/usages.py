@@ -1,4 +1,5 @@
-"""Usages: what is allocated, summed per provider or per project/user."""
+"""Usages: what is allocated, per provider (stored with each inventory)
+or summed per project/user; and the recount of the stored usage."""
 
 from __future__ import annotations
 
@@ -36,3 +37,29 @@ def of_project(engine: sa.Engine, project_id: str, user_id: str | None = None) -
         stmt = stmt.where(c.c.user_id == user_id)
     with translated(), db.read(engine) as conn:
         return {rc: int(used) for rc, used in conn.execute(stmt)}
+
+
+_SUMMED = (
+    sa.select(sa.func.coalesce(sa.func.sum(m.allocations.c.used), 0))
+    .where(m.allocations.c.resource_provider_id == m.inventories.c.resource_provider_id,
+           m.allocations.c.resource_class == m.inventories.c.resource_class)
+    .scalar_subquery()
+)
+
+
+def recount(engine: sa.Engine) -> list[tuple[str, str, int, int]]:
+    """Set every inventory's stored usage to the sum of its allocations;
+    (provider uuid, class, stored, counted) for each row that changed.
+
+    Every provider is locked first, as an allocation write locks the
+    providers it touches, so writes wait for the recount instead of
+    slipping between its read and its update.
+    """
+    rp, inv = m.resource_providers, m.inventories
+    with translated(), db.transaction(engine) as conn:
+        if conn.dialect.name != "sqlite":  # SQLite: BEGIN IMMEDIATE locks the file
+            conn.execute(sa.select(rp.c.id).order_by(rp.c.id).with_for_update()).all()
+        changed = sorted(queries.usage_drift(conn))
+        if changed:
+            conn.execute(sa.update(inv).values(used=_SUMMED).where(inv.c.used != _SUMMED))
+    return changed

@@ -66,6 +66,34 @@ def test_check_names_an_orphan_and_audit_delete_removes_it(rtf, cloud):
         ("audit", {"VCPU": 1}, {})]
 
 
+def test_a_stored_usage_that_drifted_is_found_and_recounted(rtf, cloud):
+    """The sql backend stores each inventory's usage; if it ever differs
+    from the allocations, check names it and recount-usage repairs it."""
+    import sqlalchemy as sa
+
+    from rtframework.placement.sql import models
+
+    backend, store = cloud
+    rtf("compute", "update")
+    _boot(rtf)
+    root = store.node_root_uuid("h1", "h1")
+    inv, rp = models.inventories, models.resource_providers
+    with backend.engine.begin() as conn:
+        conn.execute(sa.update(inv).where(
+            inv.c.resource_class == "VCPU",
+            inv.c.resource_provider_id == sa.select(rp.c.id).where(rp.c.uuid == root)
+            .scalar_subquery()).values(used=7))
+    found = _json(rtf, "check", code=1)
+    assert [(f["Kind"], f["Provider"]) for f in found] == [("usage_mismatch", root)]
+    assert found[0]["Fix"].startswith("rtf db recount-usage")
+    code, out, err = rtf("db", "recount-usage")
+    assert code == 0, err
+    assert out.splitlines() == [f"provider {root} VCPU: stored usage 7 -> 2",
+                                "placement database: 1 inventory usage(s) recounted"]
+    assert _json(rtf, "check") == []
+    assert rtf("db", "recount-usage")[1] == "placement database: 0 inventory usage(s) recounted\n"
+
+
 def test_heal_dry_run_changes_nothing_then_heal_reclaims(rtf, cloud):
     backend, store = cloud
     rtf("compute", "update")
