@@ -115,6 +115,8 @@ def _clear(engine: sa.Engine, tables: tuple[str, ...]) -> None:
     with db.transaction(engine) as conn:
         for table in tables:
             conn.execute(sa.text(f"DELETE FROM {table}"))
+        if "allocations" in tables:  # the sql backend stores usage with the inventory
+            conn.execute(sa.text("UPDATE inventories SET used = 0"))
 
 
 def _clear_providers(engine: sa.Engine, uuids: list[str]) -> None:

@@ -71,6 +71,9 @@ def create(parsed: sa.URL, kwargs: dict, wsrep_sync_wait: int) -> sa.Engine:
     def _session_settings(dbapi_conn, _record):
         cursor = dbapi_conn.cursor()
         cursor.execute(f"SET SESSION sql_mode = '{SQL_MODE}'")
+        # GROUP_CONCAT (a provider's traits in one string) is cut silently
+        # at this length; MySQL's default is 1024 bytes.
+        cursor.execute(f"SET SESSION group_concat_max_len = {GROUP_CONCAT_MAX_LEN}")
         if binary:
             cursor.execute(f"SET NAMES {CHARSET} COLLATE {COLLATION}")
         if _wsrep_on(cursor):
@@ -80,6 +83,9 @@ def create(parsed: sa.URL, kwargs: dict, wsrep_sync_wait: int) -> sa.Engine:
     if len(hosts) > 1:
         _connect_to_first_serving(engine, hosts)
     return engine
+
+
+GROUP_CONCAT_MAX_LEN = 1 << 24
 
 
 def _wsrep_on(cursor) -> bool:

@@ -108,16 +108,19 @@ _PROVIDERS = (
 
 
 def _read_held(conn: sa.Connection, names: list[str]):
-    """(consumer uuid -> row, consumer uuid -> provider id -> class -> amount)."""
+    """(consumer uuid -> row, consumer uuid -> provider id -> class -> amount,
+    the ids of those allocation rows)."""
     consumers: dict[str, _Consumer] = {}
     held: dict[str, dict[int, dict[str, int]]] = defaultdict(lambda: defaultdict(dict))
+    row_ids: list[int] = []
     for kind, uuid, row_id, generation, provider, rc, used in conn.execute(
             _HELD, {"names": names}):
         if kind == 0:
             consumers[uuid] = _Consumer(row_id, generation)
         else:
             held[uuid][provider][rc] = held[uuid][provider].get(rc, 0) + used
-    return consumers, held
+            row_ids.append(row_id)
+    return consumers, held, sorted(row_ids)
 
 
 def _read_providers(conn: sa.Connection, uuids: list[str], ids: list[int]):
@@ -155,7 +158,7 @@ def write(engine: sa.Engine, writes: Sequence[t.AllocationWrite]) -> None:
 def write_once(conn: sa.Connection, writes: Sequence[t.AllocationWrite]) -> None:
     """One attempt; raises ProviderRaced when a provider generation moved."""
     names = [w.consumer_uuid for w in writes]
-    consumers, held = _read_held(conn, names)
+    consumers, held, held_rows = _read_held(conn, names)
     for w in writes:
         existing = consumers.get(w.consumer_uuid)
         current = existing.generation if existing else None
@@ -199,7 +202,7 @@ def write_once(conn: sa.Connection, writes: Sequence[t.AllocationWrite]) -> None
         )
 
     try:
-        write_plan.apply(conn, _plan(writes, consumers, held, providers))
+        write_plan.apply(conn, _plan(writes, consumers, held, held_rows, providers))
     except sa.exc.IntegrityError as exc:
         if getattr(exc.orig, "pgcode", None) == _PG_FOREIGN_KEY_VIOLATION:
             # In one statement PostgreSQL checks the provider of the new
@@ -231,13 +234,13 @@ def _check_classes_exist(conn: sa.Connection, w: t.AllocationWrite,
 
 
 def _plan(writes: Sequence[t.AllocationWrite], consumers: dict[str, _Consumer],
-          held: dict[str, dict[int, dict[str, int]]],
+          held: dict[str, dict[int, dict[str, int]]], held_rows: list[int],
           providers: dict[int, _Provider]) -> WritePlan:
     by_uuid = {p.uuid: p for p in providers.values()}
     plan = WritePlan(
         providers=[(pid, providers[pid].generation, providers[pid].label)
                    for pid in sorted(providers)],
-        replaced=[w.consumer_uuid for w in writes if w.consumer_uuid in held],
+        replaced=held_rows,
         allocations=[(by_uuid[uuid].id, w.consumer_uuid, rc, amount)
                      for w in writes for uuid, resources in w.allocations.items()
                      for rc, amount in resources.items()],
@@ -277,23 +280,34 @@ def _log_changes(w: t.AllocationWrite, held: dict[int, dict[str, int]],
 
 
 def delete_consumer(conn: sa.Connection, consumer_uuid: str, reason: str) -> None:
-    """Remove a consumer and all it holds, bumping the providers it held."""
-    old = consumer_allocations(conn, [consumer_uuid]).get(consumer_uuid, {})
+    """Remove a consumer and all it holds, bumping the providers it held.
+
+    The providers read first are bumped (locked); the consumer's rows are
+    then read again under those locks, and a row on any other provider
+    means a write moved the consumer meanwhile: ProviderRaced, retried.
+    """
     rp, a, c = m.resource_providers, m.allocations, m.consumers
-    rows = {}
-    if old:
-        for row in conn.execute(queries.provider_select().where(rp.c.uuid.in_(sorted(old)))):
-            rows[row.uuid] = row
-        for row in sorted(rows.values(), key=lambda r: r.id):
-            conn.execute(sa.update(rp).where(rp.c.id == row.id)
-                         .values(generation=rp.c.generation + 1))
-    released = [{"u_id": rows[provider].id, "u_class": rc, "u_delta": -amount}
-                for provider, resources in sorted(old.items())
+    first = {pid for (pid,) in conn.execute(
+        sa.select(a.c.resource_provider_id).where(a.c.consumer_id == consumer_uuid))}
+    rows = {row.id: row for row in conn.execute(
+        queries.provider_select().where(rp.c.id.in_(sorted(first))))}
+    for pid in sorted(rows):
+        conn.execute(sa.update(rp).where(rp.c.id == pid).values(generation=rp.c.generation + 1))
+    held = conn.execute(
+        sa.select(a.c.id, a.c.resource_provider_id, a.c.resource_class, a.c.used)
+        .where(a.c.consumer_id == consumer_uuid).with_for_update()).all()
+    if any(pid not in rows for _id, pid, _rc, _used in held):
+        raise ProviderRaced(f"consumer {consumer_uuid} moved while it was being deleted")
+    old: dict[int, dict[str, int]] = defaultdict(dict)
+    for _id, pid, rc, used in held:
+        old[pid][rc] = old[pid].get(rc, 0) + used
+    released = [{"u_id": pid, "u_class": rc, "u_delta": -amount}
+                for pid, resources in sorted(old.items())
                 for rc, amount in sorted(resources.items())]
     if released:
         conn.execute(write_plan.COUNT_USAGE, released)
-    conn.execute(sa.delete(a).where(a.c.consumer_id == consumer_uuid))
+        conn.execute(sa.delete(a).where(a.c.id.in_([row_id for row_id, *_ in held])))
     conn.execute(sa.delete(c).where(c.c.uuid == consumer_uuid))
-    for provider, before in sorted(old.items()):
+    for pid, before in sorted(old.items()):
         LOG.info("allocation released: consumer %s on provider %s: %s -> {} (%s)",
-                 consumer_uuid, queries.label(rows[provider]), before, reason)
+                 consumer_uuid, queries.label(rows[pid]), before, reason)

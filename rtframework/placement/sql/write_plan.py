@@ -11,9 +11,10 @@ generation). :func:`apply` writes a plan in the caller's transaction:
 * elsewhere statement by statement (executemany for rows), stopping at
   the first compare-and-swap that misses.
 
-Either way a missed provider CAS raises :class:`ProviderRaced` (retried by
-the backend), a missed consumer CAS a consumer generation conflict, and a
-consumer created meanwhile by another writer the database's IntegrityError.
+Either way a missed provider CAS, or old rows already gone, raises
+:class:`ProviderRaced` (retried by the backend), a missed consumer CAS a
+consumer generation conflict, and a consumer created meanwhile by another
+writer the database's IntegrityError.
 """
 
 from __future__ import annotations
@@ -57,8 +58,9 @@ class ConsumerRow:
 class WritePlan:
     # (id, generation as read, label for errors), in id order.
     providers: list[tuple[int, int, str]] = field(default_factory=list)
-    # Consumers whose current allocation rows go.
-    replaced: list[str] = field(default_factory=list)
+    # The ids of the consumers' allocation rows as read: exactly these go
+    # (any other count deleted means another writer moved them meanwhile).
+    replaced: list[int] = field(default_factory=list)
     # (provider id, consumer uuid, resource class, amount)
     allocations: list[tuple[int, str, str, int]] = field(default_factory=list)
     # (provider id, resource class, change of its stored usage), non-zero only
@@ -94,7 +96,7 @@ _BUMP = (
            sa.tuple_(_rp.c.id, _rp.c.generation).in_(sa.bindparam("pairs", expanding=True)))
     .values(generation=_rp.c.generation + 1)
 )
-_DELETE = sa.delete(_a).where(_a.c.consumer_id.in_(sa.bindparam("names", expanding=True)))
+_DELETE = sa.delete(_a).where(_a.c.id.in_(sa.bindparam("ids", expanding=True)))
 _INSERT = sa.insert(_a)
 COUNT_USAGE = (
     sa.update(_inv)
@@ -117,7 +119,8 @@ def _apply_statement_by_statement(conn: sa.Connection, plan: WritePlan) -> None:
         if conn.execute(_BUMP, {"ids": ids, "pairs": pairs}).rowcount != len(ids):
             raise plan.provider_raced()
     if plan.replaced:
-        conn.execute(_DELETE, {"names": plan.replaced})
+        if conn.execute(_DELETE, {"ids": plan.replaced}).rowcount != len(plan.replaced):
+            raise plan.provider_raced()
     if plan.allocations:
         conn.execute(_INSERT, [
             {"resource_provider_id": pid, "consumer_id": uuid, "resource_class": rc,
@@ -152,7 +155,7 @@ WITH bumped AS (
       AND (id, generation) IN (SELECT * FROM unnest(:p_ids ::integer[], :p_gens ::integer[]))
     RETURNING 1
 ), replaced AS (
-    DELETE FROM allocations WHERE consumer_id = ANY(:replaced ::varchar[])
+    DELETE FROM allocations WHERE id = ANY(:replaced ::integer[]) RETURNING 1
 ), inserted AS (
     INSERT INTO allocations (resource_provider_id, consumer_id, resource_class, used)
     SELECT * FROM unnest(:a_providers ::integer[], :a_consumers ::varchar[],
@@ -180,7 +183,7 @@ WITH bumped AS (
     WHERE consumers.id = f.id AND consumers.generation = f.generation
     RETURNING consumers.uuid
 )
-SELECT (SELECT count(*) FROM bumped),
+SELECT (SELECT count(*) FROM bumped), (SELECT count(*) FROM replaced),
        ARRAY(SELECT uuid FROM kept UNION ALL SELECT uuid FROM forgotten)
 """)
 
@@ -189,7 +192,7 @@ def _apply_in_one_statement(conn: sa.Connection, plan: WritePlan) -> None:
     def column(rows, index):
         return [row[index] for row in rows]
 
-    bumped, swapped = conn.execute(_IN_ONE_STATEMENT, {
+    bumped, deleted, swapped = conn.execute(_IN_ONE_STATEMENT, {
         "p_ids": column(plan.providers, 0), "p_gens": column(plan.providers, 1),
         "replaced": plan.replaced,
         "a_providers": column(plan.allocations, 0), "a_consumers": column(plan.allocations, 1),
@@ -206,7 +209,7 @@ def _apply_in_one_statement(conn: sa.Connection, plan: WritePlan) -> None:
         "k_types": [r.consumer_type for r in plan.kept],
         "f_ids": [r.id for r in plan.forgotten], "f_gens": [r.generation for r in plan.forgotten],
     }).one()
-    if bumped != len(plan.providers):
+    if bumped != len(plan.providers) or deleted != len(plan.replaced):
         raise plan.provider_raced()
     for row in plan.kept + plan.forgotten:
         if row.uuid not in swapped:

@@ -71,3 +71,27 @@ def test_a_url_naming_several_hosts_uses_the_first_that_answers(mysql_url):
 def test_a_host_with_a_port_that_is_not_a_number_is_named():
     with pytest.raises(ValueError, match="host='127.0.0.1:x' in the database URL"):
         db.create_engine("mysql+pymysql://root:@/db?host=127.0.0.1:x&host=127.0.0.1:3306")
+
+
+def test_a_provider_with_many_traits_keeps_them_all_in_a_search(mysql_url, tmp_path):
+    """A search reads each provider's traits as one GROUP_CONCAT string:
+    the session allows far more than MySQL's default 1024 bytes, so a host
+    with kilobytes of trait names shows every one of them."""
+    from rtframework import mysql_engine
+    from rtframework.placement import types as t
+
+    backend = SQLBackend(make_conf(mysql_url, str(tmp_path)))
+    try:
+        with backend.engine.connect() as conn:
+            assert conn.execute(sa.text("SELECT @@session.group_concat_max_len")).scalar() \
+                == mysql_engine.GROUP_CONCAT_MAX_LEN
+        rp = backend.create_provider("many-traits")
+        backend.set_inventories(rp.uuid, 0, {"VCPU": t.Inventory(total=4)})
+        traits = {f"CUSTOM_A_RATHER_LONG_TRAIT_NAME_NUMBER_{i:03d}" for i in range(60)}
+        for name in sorted(traits):
+            backend.ensure_trait(name)
+        backend.set_provider_traits(rp.uuid, 1, frozenset(traits))
+        found = backend.get_allocation_candidates(t.CandidateQuery(resources={"VCPU": 1}))
+        assert found.provider_summaries[rp.uuid].traits == frozenset(traits)
+    finally:
+        backend.close()

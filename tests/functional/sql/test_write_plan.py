@@ -42,22 +42,25 @@ def _rows(backend: SQLBackend):
 
 
 def _ids(backend: SQLBackend, providers: list[str], instance: str):
+    """Provider ids, every provider's generation, the consumer's (id,
+    generation) and the ids of its allocation rows."""
     with db.read(backend.engine) as conn:
-        rp, c = m.resource_providers, m.consumers
+        rp, c, a = m.resource_providers, m.consumers, m.allocations
         found = dict(conn.execute(
             sa.select(rp.c.uuid, rp.c.id).where(rp.c.uuid.in_(providers))).all())
         gens = dict(conn.execute(sa.select(rp.c.id, rp.c.generation)).all())
         consumer = conn.execute(sa.select(c.c.id, c.c.generation).where(c.c.uuid == instance)).one()
-    return [found[u] for u in providers], gens, consumer
+        rows = sorted(conn.execute(sa.select(a.c.id).where(a.c.consumer_id == instance)).scalars())
+    return [found[u] for u in providers], gens, consumer, rows
 
 
 def _move_plan(backend, world, *, provider_gen_delta=0, consumer_gen_delta=0) -> wp.WritePlan:
     """The instance moves from a to b (generations as read, shifted by the deltas)."""
     (a, b), instance = world
-    (ida, idb), gens, (cid, cgen) = _ids(backend, [a, b], instance)
+    (ida, idb), gens, (cid, cgen), rows = _ids(backend, [a, b], instance)
     return wp.WritePlan(
         providers=[(ida, gens[ida] + provider_gen_delta, "a"), (idb, gens[idb], "b")],
-        replaced=[instance],
+        replaced=rows,
         allocations=[(idb, instance, "VCPU", 2)],
         usage=[(ida, "VCPU", -2), (idb, "VCPU", 2)],
         kept=[wp.ConsumerRow(instance, "p", "u", "INSTANCE", cid, cgen + consumer_gen_delta)],
@@ -92,6 +95,17 @@ def test_a_stale_provider_generation_writes_nothing(backend, world):
     assert _rows(backend) == before
 
 
+def test_old_rows_another_writer_removed_make_the_plan_a_race(backend, world):
+    """The rows the plan read are gone (another writer replaced them):
+    retried as a race, and nothing of the plan stays."""
+    plan = _move_plan(backend, world)
+    plan.replaced = plan.replaced + [max(plan.replaced) + 1000]
+    before = _rows(backend)
+    with pytest.raises(wp.ProviderRaced):
+        _apply(backend, plan)
+    assert _rows(backend) == before
+
+
 def test_a_stale_consumer_generation_writes_nothing(backend, world):
     _providers, instance = world
     before = _rows(backend)
@@ -106,9 +120,9 @@ def test_a_stale_consumer_generation_writes_nothing(backend, world):
 
 def test_forgetting_a_consumer_at_a_stale_generation_writes_nothing(backend, world):
     (a, _b), instance = world
-    (ida,), gens, (cid, cgen) = _ids(backend, [a], instance)
+    (ida,), gens, (cid, cgen), rows = _ids(backend, [a], instance)
     before = _rows(backend)
-    plan = wp.WritePlan(providers=[(ida, gens[ida], "a")], replaced=[instance],
+    plan = wp.WritePlan(providers=[(ida, gens[ida], "a")], replaced=rows,
                         usage=[(ida, "VCPU", -2)],
                         forgotten=[wp.ConsumerRow(instance, "p", "u", "INSTANCE", cid, cgen + 1)])
     with pytest.raises(errors.ConsumerGenerationConflict) as conflict:
@@ -121,7 +135,7 @@ def test_forgetting_a_consumer_at_a_stale_generation_writes_nothing(backend, wor
 
 def test_creating_a_consumer_that_exists_writes_nothing(backend, world):
     (a, _b), instance = world
-    (ida,), gens, _consumer = _ids(backend, [a], instance)
+    (ida,), gens, _consumer, _rows_held = _ids(backend, [a], instance)
     before = _rows(backend)
     plan = wp.WritePlan(providers=[(ida, gens[ida], "a")],
                         allocations=[(ida, instance, "VCPU", 1)],
