@@ -22,9 +22,12 @@ class DbSync(Command):
 
 
 class DbRecountUsage(Command):
-    """Set the usage the sql placement backend stores with each inventory
-    to the sum of its allocations, and list what changed (the fix for a
-    ``usage_mismatch`` finding). Allocation writes wait while it runs."""
+    """Recount the usage the sql placement backend stores per inventory.
+
+    Sets each stored usage to the sum of its allocations and lists what
+    changed (the fix for a ``usage_mismatch`` finding). Allocation writes
+    wait while it runs.
+    """
 
     def take_action(self, parsed_args):
         from rtframework.placement.sql.backend import recount_usage

@@ -308,6 +308,6 @@ def delete_consumer(conn: sa.Connection, consumer_uuid: str, reason: str) -> Non
         conn.execute(write_plan.COUNT_USAGE, released)
         conn.execute(sa.delete(a).where(a.c.id.in_([row_id for row_id, *_ in held])))
     conn.execute(sa.delete(c).where(c.c.uuid == consumer_uuid))
-    for pid, before in sorted(old.items()):
+    for pid, before in sorted(old.items(), key=lambda item: rows[item[0]].uuid):
         LOG.info("allocation released: consumer %s on provider %s: %s -> {} (%s)",
                  consumer_uuid, queries.label(rows[pid]), before, reason)
