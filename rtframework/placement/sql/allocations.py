@@ -307,6 +307,10 @@ def delete_consumer(conn: sa.Connection, consumer_uuid: str, reason: str) -> Non
     if released:
         conn.execute(write_plan.COUNT_USAGE, released)
         conn.execute(sa.delete(a).where(a.c.id.in_([row_id for row_id, *_ in held])))
+    # A row the locked read could not see (PostgreSQL skips a row whose
+    # writer it waited for when that writer moved the consumer on again).
+    if conn.execute(sa.select(a.c.id).where(a.c.consumer_id == consumer_uuid).limit(1)).first():
+        raise ProviderRaced(f"consumer {consumer_uuid} moved while it was being deleted")
     conn.execute(sa.delete(c).where(c.c.uuid == consumer_uuid))
     for pid, before in sorted(old.items(), key=lambda item: rows[item[0]].uuid):
         LOG.info("allocation released: consumer %s on provider %s: %s -> {} (%s)",

@@ -5,6 +5,8 @@ serializes writers)."""
 
 from __future__ import annotations
 
+import threading
+import time
 import uuid
 
 import pytest
@@ -101,4 +103,53 @@ def test_two_writes_emptying_a_consumer_without_record_release_it_once(
     assert emptied
     assert backend.get_provider_allocations(a) == {}
     assert backend.get_provider_usages(a) == {"VCPU": 0}
+    assert databases.usage_drift(database_url) == []
+
+
+def test_a_delete_racing_two_moves_leaves_nothing_of_the_consumer(
+        backend, database_url, tmp_path, monkeypatch):
+    """A -> B commits after the delete's first read, and B -> C is written
+    but not yet committed when the delete takes its locks: the delete
+    waits for it and ends with nothing of the consumer anywhere (on
+    PostgreSQL its locked read cannot see the row B -> C inserted; the
+    delete is retried instead of leaving that row behind)."""
+    a, b, c = _providers(backend, "a", "b", "c")
+    consumer = str(uuid.uuid4())
+    _write(backend, consumer, {a: {"VCPU": 2}}, None)
+    other = SQLBackend(make_conf(database_url, str(tmp_path)))
+    provider_select = alloc.queries.provider_select
+    in_flight = threading.Event()
+    second: list[BaseException] = []
+
+    def move_on_and_commit_later():
+        try:
+            generation = other.get_consumer_allocations(consumer).generation
+            with other.engine.connect() as conn, conn.begin():
+                alloc.write_once(conn, [t.AllocationWrite(
+                    consumer_uuid=consumer, consumer_generation=generation, project_id="p",
+                    user_id="u", allocations={c: {"VCPU": 2}})])
+                in_flight.set()
+                time.sleep(1.0)
+        except BaseException as exc:  # reported by the test below
+            second.append(exc)
+            in_flight.set()
+
+    mover = threading.Thread(target=move_on_and_commit_later)
+
+    def then_move_twice():
+        if not mover.is_alive() and not in_flight.is_set():
+            _write(other, consumer, {b: {"VCPU": 2}},
+                   other.get_consumer_allocations(consumer).generation)
+            mover.start()
+            in_flight.wait()
+        return provider_select()
+
+    try:
+        monkeypatch.setattr(alloc.queries, "provider_select", then_move_twice)
+        backend.delete_allocations(consumer)
+        mover.join()
+    finally:
+        other.close()
+    assert second == []
+    assert [backend.get_provider_allocations(p) for p in (a, b, c)] == [{}, {}, {}]
     assert databases.usage_drift(database_url) == []
