@@ -175,9 +175,10 @@ def _matching_roots_statement(
 
 
 def _without_exists_to_in(conn: sa.Connection, stmt: sa.Select, params: dict) -> list:
-    """MariaDB turns the per-root EXISTS clauses into IN subqueries that it
-    materializes over the whole cloud (0.3 s at 10,000 providers), so a
-    limited search runs with that rewrite off for its one statement."""
+    """MariaDB turns the per-root EXISTS clauses (required traits) into IN
+    subqueries that it materializes over the whole cloud (0.3 s at 10,000
+    providers), so a limited search runs with that rewrite off for its one
+    statement."""
     state = stmt.compile(dialect=conn.dialect).construct_expanded_state(params)
     values = state.parameters
     if conn.dialect.positional:

@@ -99,18 +99,9 @@ def _write(conn: sa.Connection, uuid: str, generation: int,
                 ).values(**values))
         else:
             conn.execute(sa.insert(inv_t).values(
-                resource_provider_id=row.id, resource_class=rc, used=_allocated(row.id, rc),
+                resource_provider_id=row.id, resource_class=rc, used=queries.allocated(row.id, rc),
                 **values))
     return new_gen
-
-
-def _allocated(provider_id: int, rc: str) -> sa.ScalarSelect:
-    """The sum of the class's allocations on the provider, counted in the
-    database: a new inventory row starts with its usage stored."""
-    a = m.allocations
-    return (sa.select(sa.func.coalesce(sa.func.sum(a.c.used), 0))
-            .where(a.c.resource_provider_id == provider_id, a.c.resource_class == rc)
-            .scalar_subquery())
 
 
 def _remove_classes(conn: sa.Connection, row, classes: Sequence[str]) -> None:

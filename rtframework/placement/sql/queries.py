@@ -280,21 +280,36 @@ def has_room_clause(provider_id: sa.ColumnElement, resource_class: str, amount: 
     )
 
 
-_DRIFT = sa.text("""
-SELECT rp.uuid, i.resource_class, i.used,
-       (SELECT coalesce(sum(a.used), 0) FROM allocations a
-        WHERE a.resource_provider_id = i.resource_provider_id
-          AND a.resource_class = i.resource_class) AS summed
-FROM inventories i JOIN resource_providers rp ON rp.id = i.resource_provider_id
-""")
+def allocated(provider_id, resource_class) -> sa.ScalarSelect:
+    """The sum of the allocations of ``resource_class`` on ``provider_id``
+    (values, or columns of an enclosing statement), counted from the
+    allocation rows rather than read from the stored usage."""
+    a = m.allocations
+    return (sa.select(sa.func.coalesce(sa.func.sum(a.c.used), 0))
+            .where(a.c.resource_provider_id == provider_id, a.c.resource_class == resource_class)
+            .scalar_subquery())
+
+
+# Per inventory row: its allocations counted (for the drift check and the recount).
+INVENTORY_ALLOCATED = allocated(m.inventories.c.resource_provider_id,
+                                m.inventories.c.resource_class)
+_DRIFT = (
+    sa.select(m.resource_providers.c.uuid, m.inventories.c.resource_class,
+              m.inventories.c.used, INVENTORY_ALLOCATED)
+    .select_from(m.inventories.join(
+        m.resource_providers,
+        m.resource_providers.c.id == m.inventories.c.resource_provider_id))
+    .where(m.inventories.c.used != INVENTORY_ALLOCATED)
+)
 
 
 def usage_drift(conn: sa.Connection) -> list[tuple[str, str, int, int]]:
     """(provider uuid, class, stored usage, sum of its allocations) for
     every inventory whose stored usage is not the sum of its allocations;
-    empty while every allocation write keeps it (``rtf db sync`` recounts)."""
+    empty while every allocation write keeps it (``rtf db recount-usage``
+    sets it right)."""
     return sorted((uuid, rc, int(used), int(summed))
-                  for uuid, rc, used, summed in conn.execute(_DRIFT) if used != summed)
+                  for uuid, rc, used, summed in conn.execute(_DRIFT))
 
 
 def fits_clauses(used: sa.ColumnElement, amount: int) -> list[sa.ColumnElement]:

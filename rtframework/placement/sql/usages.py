@@ -39,14 +39,6 @@ def of_project(engine: sa.Engine, project_id: str, user_id: str | None = None) -
         return {rc: int(used) for rc, used in conn.execute(stmt)}
 
 
-_SUMMED = (
-    sa.select(sa.func.coalesce(sa.func.sum(m.allocations.c.used), 0))
-    .where(m.allocations.c.resource_provider_id == m.inventories.c.resource_provider_id,
-           m.allocations.c.resource_class == m.inventories.c.resource_class)
-    .scalar_subquery()
-)
-
-
 def recount(engine: sa.Engine) -> list[tuple[str, str, int, int]]:
     """Set every inventory's stored usage to the sum of its allocations;
     (provider uuid, class, stored, counted) for each row that changed.
@@ -61,5 +53,6 @@ def recount(engine: sa.Engine) -> list[tuple[str, str, int, int]]:
             conn.execute(sa.select(rp.c.id).order_by(rp.c.id).with_for_update()).all()
         changed = sorted(queries.usage_drift(conn))
         if changed:
-            conn.execute(sa.update(inv).values(used=_SUMMED).where(inv.c.used != _SUMMED))
+            conn.execute(sa.update(inv).values(used=queries.INVENTORY_ALLOCATED)
+                         .where(inv.c.used != queries.INVENTORY_ALLOCATED))
     return changed
