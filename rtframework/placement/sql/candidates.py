@@ -23,17 +23,12 @@ sharing providers (MISC_SHARES_VIA_AGGREGATE) are served by
 request of one unnumbered group in a cloud without sharing providers.
 
 The search is one statement: the roots whose tree has an eligible provider
-for every class, joined to every provider of those trees with inventory,
-stored usage and traits; the providers are then combined in Python. With a
-limit the roots come in id order, each checked by one correlated subquery
-(its tree's inventory rows with room, counted by class) and cut by the
-limit in the database, so that a limit of 10 stops after ten matching
-trees whatever the cloud size. Without one, the eligible inventory rows of
-the whole cloud are grouped by root: per-root subplans over the whole
-cloud cost more than that.
+for every class (the eligible inventory rows grouped by root, in root
+order), joined to every provider of those trees with inventory, stored
+usage and traits; the providers are then combined in Python. With a limit
+the database walks the providers in root order and stops after that many
+matching trees: a limit of 10 stops at the tenth, whatever the cloud size.
 
-Over 400 lines on purpose: the two steps and the filters above build one
-statement each way, and read best side by side.
 """
 
 from __future__ import annotations
@@ -102,61 +97,25 @@ def _eligible(resources: tuple[tuple[str, int], ...], query: t.CandidateQuery) -
 def _roots_statement(
     resources: tuple[tuple[str, int], ...], member_of: tuple[frozenset[str], ...],
     required: frozenset[str], forbidden: frozenset[str], banned: frozenset[str],
-    in_tree: bool, dialect: str,
+    in_tree: bool, limited: bool,
 ) -> sa.Select:
-    """Roots, in id order after :after, whose tree has an eligible provider
-    for every class and every required trait somewhere (the exact trait
-    rule is checked per combination afterwards).
+    """Roots, in id order after :after (at most :batch of them when
+    ``limited``), whose tree has an eligible provider for every class and
+    every required trait somewhere (the exact trait rule is checked per
+    combination afterwards): the eligible inventory rows grouped by root.
 
+    With a limit the planners walk the providers in root order and stop
+    after :batch groups; ``>=`` says the same as ``=`` (only requested
+    classes are eligible) but lets PostgreSQL estimate the groups that pass
+    instead of guessing almost none and sorting the whole cloud.
     Cached per request shape: building the expression costs more than
     running it.
     """
     query = t.CandidateQuery(resources=dict(resources), member_of=member_of,
                              required_traits=required, forbidden_traits=forbidden,
                              forbidden_aggregates=banned)
-    root = m.resource_providers.alias("candidate_root")
     pt, rp = m.provider_traits, m.resource_providers
-    stmt = sa.select(root.c.id).where(
-        root.c.parent_provider_id.is_(None), root.c.id > sa.bindparam("after")
-    )
-    if in_tree:
-        stmt = stmt.where(root.c.id == sa.bindparam("tree_root"))
-    def exists(sub: sa.Select):
-        if dialect == "postgresql":
-            # OFFSET 0 keeps PostgreSQL from turning the EXISTS into a
-            # semi-join over every provider: as a per-root subplan, the scan
-            # of roots in id order stops after `batch` matches.
-            sub = sub.offset(0)
-        return sub.exists()
-
-    # One subplan per root for every class: the tree's eligible inventory
-    # rows (a probe of its providers and their inventory) must name each.
-    classes = (_eligible(resources, query).where(rp.c.root_provider_id == root.c.id)
-               .with_only_columns(sa.func.count(sa.distinct(m.inventories.c.resource_class))))
-    stmt = stmt.where(classes.scalar_subquery() == len(resources))
-    for trait in sorted(required):
-        stmt = stmt.where(exists(
-            sa.select(pt.c.resource_provider_id)
-            .select_from(pt.join(rp, rp.c.id == pt.c.resource_provider_id))
-            .where(pt.c.trait == trait, rp.c.root_provider_id == root.c.id)
-        ))
-    return stmt.order_by(root.c.id).limit(sa.bindparam("batch"))
-
-
-@functools.lru_cache(maxsize=256)
-def _matching_roots_statement(
-    resources: tuple[tuple[str, int], ...], member_of: tuple[frozenset[str], ...],
-    required: frozenset[str], forbidden: frozenset[str], banned: frozenset[str],
-    in_tree: bool,
-) -> sa.Select:
-    """Roots, in id order, whose tree has an eligible provider for every
-    class and every required trait somewhere: one pass over the eligible
-    inventory rows of the cloud, grouped by root."""
-    query = t.CandidateQuery(resources=dict(resources), member_of=member_of,
-                             required_traits=required, forbidden_traits=forbidden,
-                             forbidden_aggregates=banned)
-    pt, rp = m.provider_traits, m.resource_providers
-    eligible = _eligible(resources, query)
+    eligible = _eligible(resources, query).where(rp.c.root_provider_id > sa.bindparam("after"))
     if in_tree:
         eligible = eligible.where(rp.c.root_provider_id == sa.bindparam("tree_root"))
     for trait in sorted(required):
@@ -166,25 +125,13 @@ def _matching_roots_statement(
             .select_from(pt.join(having, having.c.id == pt.c.resource_provider_id))
             .where(pt.c.trait == trait)
         ))
-    found = eligible.subquery("eligible")
-    return (
-        sa.select(found.c.root).group_by(found.c.root)
-        .having(sa.func.count(sa.distinct(found.c.resource_class)) == len(resources))
-        .order_by(found.c.root)
+    root = rp.c.root_provider_id
+    stmt = (
+        eligible.with_only_columns(root.label("root")).group_by(root)
+        .having(sa.func.count(sa.distinct(m.inventories.c.resource_class)) >= len(resources))
+        .order_by(root)
     )
-
-
-def _without_exists_to_in(conn: sa.Connection, stmt: sa.Select, params: dict) -> list:
-    """MariaDB turns the per-root EXISTS clauses (required traits) into IN
-    subqueries that it materializes over the whole cloud (0.3 s at 10,000
-    providers), so a limited search runs with that rewrite off for its one
-    statement."""
-    state = stmt.compile(dialect=conn.dialect).construct_expanded_state(params)
-    values = state.parameters
-    if conn.dialect.positional:
-        values = tuple(values[name] for name in state.positiontup)
-    sql = "SET STATEMENT optimizer_switch='exists_to_in=off' FOR " + state.statement
-    return conn.exec_driver_sql(sql, values).all()
+    return stmt.limit(sa.bindparam("batch")) if limited else stmt
 
 
 def _tree_columns() -> tuple[sa.ColumnElement, ...]:
@@ -220,14 +167,10 @@ _TREES = _trees_of(None)
 
 
 @functools.lru_cache(maxsize=256)
-def _search_statement(shape: tuple, dialect: str, limited: bool) -> sa.Select:
+def _search_statement(shape: tuple, limited: bool) -> sa.Select:
     """The matching roots and their trees in one statement: the roots in
     id order after :after, at most :batch of them when ``limited``."""
-    if limited:
-        roots = _roots_statement(*shape, dialect)
-    else:
-        roots = _matching_roots_statement(*shape)
-    return _trees_of(roots.subquery("roots"))
+    return _trees_of(_roots_statement(*shape, limited).subquery("roots"))
 
 
 def find(conn: sa.Connection, query: t.CandidateQuery) -> t.AllocationCandidates:
@@ -258,11 +201,8 @@ def find(conn: sa.Connection, query: t.CandidateQuery) -> t.AllocationCandidates
         params = {"after": after, "batch": batch}
         if tree_root is not None:
             params["tree_root"] = tree_root
-        stmt = _search_statement(shape, conn.dialect.name, batch is not None)
-        if batch is not None and getattr(conn.dialect, "is_mariadb", False):
-            rows = _without_exists_to_in(conn, stmt, params)
-        else:
-            rows = conn.execute(stmt, params).all()
+        stmt = _search_statement(shape, batch is not None)
+        rows = conn.execute(stmt, params).all()
         trees = _Trees.from_rows(conn, rows, with_aggregates=with_aggregates)
         roots = sorted(trees.by_root)
         if not roots:
@@ -354,15 +294,14 @@ class _Trees:
     def _serves(node: _Node, top: _Node, rc: str, amount: int, query: t.CandidateQuery) -> bool:
         """``node`` (of the tree under ``top``) can serve ``amount`` of ``rc``."""
         found = node.resources.get(rc)
-        if found is None:
-            return False
-        capacity, used, min_unit, max_unit, step_size = found
-        if not validation.fits(amount, capacity, used, min_unit, max_unit, step_size):
+        if found is None or not validation.fits(amount, *found):
             return False
         if query.forbidden_traits and node.traits & query.forbidden_traits:
             return False
+        if not (query.member_of or query.forbidden_aggregates):
+            return True
         mine = node.aggregates | top.aggregates
-        if query.forbidden_aggregates and mine & query.forbidden_aggregates:
+        if mine & query.forbidden_aggregates:
             return False
         return all(mine & any_of for any_of in query.member_of)
 
@@ -372,6 +311,11 @@ class _Trees:
         tree = self.by_root[root]
         top = tree[0] if tree[0].id == root else next(n for n in tree if n.id == root)
         serves = self._serves
+        if len(tree) == 1:  # a provider without children: one candidate or none
+            if all(serves(top, top, rc, amount, query) for rc, amount in requested) and (
+                    query.required_traits <= top.traits):
+                yield {top.uuid: dict(requested)}
+            return
         options = [[node for node in tree if serves(node, top, rc, amount, query)]
                    for rc, amount in requested]
         for chosen in itertools.product(*options):
