@@ -134,6 +134,28 @@ def _roots_statement(
     return stmt.limit(sa.bindparam("batch")) if limited else stmt
 
 
+def _without_subquery_materialization(conn: sa.Connection, shape: tuple, params: dict) -> list:
+    """MariaDB answers a limited search's ``IN`` subqueries (required
+    traits, aggregates) as semi-joins: it joins every tree they name and
+    groups them all before it cuts at the limit (10 to 15 ms for limit 10
+    at 10,000 providers with a trait on one in ten). With semi-joins off
+    for this one statement it builds the subquery's set once and probes it
+    as the walk in root order goes (4 to 6 ms; limit 1000 costs the same
+    either way)."""
+    state = _mariadb_search(shape, conn.dialect).construct_expanded_state(params)
+    values = state.parameters
+    if conn.dialect.positional:
+        values = tuple(values[name] for name in state.positiontup)
+    return conn.exec_driver_sql(
+        "SET STATEMENT optimizer_switch='semijoin=off' FOR "
+        + state.statement, values).all()
+
+
+@functools.lru_cache(maxsize=256)
+def _mariadb_search(shape: tuple, dialect: sa.Dialect) -> sa.engine.Compiled:
+    return _search_statement(shape, True).compile(dialect=dialect)
+
+
 def _tree_columns() -> tuple[sa.ColumnElement, ...]:
     """Per provider of a tree, one row per inventory class (or one row
     without): ids, uuid, the inventory with its stored usage, and the
@@ -194,6 +216,7 @@ def find(conn: sa.Connection, query: t.CandidateQuery) -> t.AllocationCandidates
              frozenset(query.required_traits), frozenset(query.forbidden_traits),
              frozenset(query.forbidden_aggregates), tree_root is not None)
     with_aggregates = bool(query.member_of or query.forbidden_aggregates)
+    subqueries = with_aggregates or bool(query.required_traits or query.forbidden_traits)
     while query.limit is None or len(requests) < query.limit:
         # A matching tree gives at least one candidate, except when required
         # traits sit only on providers that serve nothing: then fetch more.
@@ -202,7 +225,10 @@ def find(conn: sa.Connection, query: t.CandidateQuery) -> t.AllocationCandidates
         if tree_root is not None:
             params["tree_root"] = tree_root
         stmt = _search_statement(shape, batch is not None)
-        rows = conn.execute(stmt, params).all()
+        if batch is not None and subqueries and getattr(conn.dialect, "is_mariadb", False):
+            rows = _without_subquery_materialization(conn, shape, params)
+        else:
+            rows = conn.execute(stmt, params).all()
         trees = _Trees.from_rows(conn, rows, with_aggregates=with_aggregates)
         roots = sorted(trees.by_root)
         if not roots:
