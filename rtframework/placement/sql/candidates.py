@@ -27,7 +27,7 @@ for every class (the eligible inventory rows grouped by root, in root
 order), joined to every provider of those trees with inventory, stored
 usage and traits; the providers are then combined in Python. With a limit
 the database walks the providers in root order and stops after that many
-matching trees: a limit of 10 stops at the tenth, whatever the cloud size.
+matching trees: a limit of 10 stops at the tenth.
 
 """
 
@@ -134,14 +134,14 @@ def _roots_statement(
     return stmt.limit(sa.bindparam("batch")) if limited else stmt
 
 
-def _without_subquery_materialization(conn: sa.Connection, shape: tuple, params: dict) -> list:
+def _without_semijoins(conn: sa.Connection, shape: tuple, params: dict) -> list:
     """MariaDB answers a limited search's ``IN`` subqueries (required
     traits, aggregates) as semi-joins: it joins every tree they name and
-    groups them all before it cuts at the limit (10 to 15 ms for limit 10
-    at 10,000 providers with a trait on one in ten). With semi-joins off
+    groups them all before it cuts at the limit (limit 10 with a trait on
+    one provider in ten joined a thousand trees at 10,000 providers). With
+    semi-joins off
     for this one statement it builds the subquery's set once and probes it
-    as the walk in root order goes (4 to 6 ms; limit 1000 costs the same
-    either way)."""
+    as the walk in root order goes (README, Benchmarks)."""
     state = _mariadb_search(shape, conn.dialect).construct_expanded_state(params)
     values = state.parameters
     if conn.dialect.positional:
@@ -216,7 +216,7 @@ def find(conn: sa.Connection, query: t.CandidateQuery) -> t.AllocationCandidates
              frozenset(query.required_traits), frozenset(query.forbidden_traits),
              frozenset(query.forbidden_aggregates), tree_root is not None)
     with_aggregates = bool(query.member_of or query.forbidden_aggregates)
-    subqueries = with_aggregates or bool(query.required_traits or query.forbidden_traits)
+    subqueries = with_aggregates or bool(query.required_traits)
     while query.limit is None or len(requests) < query.limit:
         # A matching tree gives at least one candidate, except when required
         # traits sit only on providers that serve nothing: then fetch more.
@@ -226,7 +226,7 @@ def find(conn: sa.Connection, query: t.CandidateQuery) -> t.AllocationCandidates
             params["tree_root"] = tree_root
         stmt = _search_statement(shape, batch is not None)
         if batch is not None and subqueries and getattr(conn.dialect, "is_mariadb", False):
-            rows = _without_subquery_materialization(conn, shape, params)
+            rows = _without_semijoins(conn, shape, params)
         else:
             rows = conn.execute(stmt, params).all()
         trees = _Trees.from_rows(conn, rows, with_aggregates=with_aggregates)

@@ -3,9 +3,13 @@ keeps the first ones: a limited search returns exactly the first
 ``limit`` candidates of the unlimited one, whatever the trees look like.
 
 The clouds are random trees (a root with up to three children, inventory
-on some providers, usage on some, traits anywhere, including on providers
-that serve nothing: such a tree passes the search's first cut and then
-gives no candidate, so the search must read further than ``limit`` trees).
+on some providers, usage on some, traits and aggregates anywhere,
+including on providers that serve nothing: such a tree passes the
+search's first cut and then gives no candidate, so the search must read
+further than ``limit`` trees). The queries mix required and forbidden
+traits, ``member_of`` and forbidden aggregates. This compares the sql
+backend with itself; ``test_differential`` compares its answers with
+Placement's.
 """
 
 from __future__ import annotations
@@ -17,10 +21,9 @@ import pytest
 
 from rtframework.placement import types as t
 
-pytestmark = pytest.mark.placement
-
 CLASSES = ("VCPU", "MEMORY_MB", "DISK_GB")
 TRAITS = ("HW_CPU_X86_AVX2", "CUSTOM_GOLD")
+AGGREGATES = tuple(str(uuid.UUID(int=i + 1, version=4)) for i in range(2))
 
 
 def _cloud(backend, rng: random.Random, roots: int) -> list[str]:
@@ -48,27 +51,44 @@ def _cloud(backend, rng: random.Random, roots: int) -> list[str]:
                     generation = backend.get_provider(node.uuid).generation
             traits = frozenset(x for x in TRAITS if rng.random() < 0.3)
             if traits:
-                backend.set_provider_traits(node.uuid, generation, traits)
+                generation = backend.set_provider_traits(node.uuid, generation, traits)
+            aggregates = frozenset(a for a in AGGREGATES if rng.random() < 0.3)
+            if aggregates:
+                backend.set_provider_aggregates(node.uuid, generation, aggregates)
     return made
+
+
+def _shape(rng: random.Random) -> dict:
+    traits = rng.sample(TRAITS, rng.randint(0, 2))
+    required = frozenset(traits[:rng.randint(0, len(traits))])
+    aggregates = rng.sample(AGGREGATES, rng.randint(0, 2))
+    member_of: tuple[frozenset[str], ...] = ()
+    banned: frozenset[str] = frozenset()
+    if aggregates and rng.random() < 0.5:
+        member_of = (frozenset(aggregates),)
+    elif aggregates:
+        banned = frozenset(aggregates[:1])
+    return {"resources": {rc: rng.randint(1, 3) for rc in rng.sample(CLASSES, rng.randint(1, 2))},
+            "required_traits": required, "forbidden_traits": frozenset(traits) - required,
+            "member_of": member_of, "forbidden_aggregates": banned}
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_a_limit_keeps_the_first_candidates_of_the_unlimited_answer(sql_backend, seed):
     rng = random.Random(seed)
     roots = _cloud(sql_backend, rng, 14)
-    position = {uuid: i for i, uuid in enumerate(roots)}
-    checked = 0
-    for _ in range(25):
-        resources = {rc: rng.randint(1, 3) for rc in rng.sample(CLASSES, rng.randint(1, 2))}
-        required = frozenset(rng.sample(TRAITS, rng.randint(0, 1)))
-        full = sql_backend.get_allocation_candidates(
-            t.CandidateQuery(resources=resources, required_traits=required))
-        order = [min(position[full.provider_summaries[p].root_uuid]
-                     for p in r.allocations) for r in full.allocation_requests]
+    position = {root: i for i, root in enumerate(roots)}
+    cut = 0
+    for _ in range(40):
+        shape = _shape(rng)
+        if rng.random() < 0.2:
+            shape["in_tree"] = rng.choice(roots)
+        full = sql_backend.get_allocation_candidates(t.CandidateQuery(**shape))
+        order = [min(position[full.provider_summaries[p].root_uuid] for p in r.allocations)
+                 for r in full.allocation_requests]
         assert order == sorted(order)
         for limit in (1, 2, 5):
-            limited = sql_backend.get_allocation_candidates(
-                t.CandidateQuery(resources=resources, required_traits=required, limit=limit))
+            limited = sql_backend.get_allocation_candidates(t.CandidateQuery(limit=limit, **shape))
             want = full.allocation_requests[:limit]
             assert [r.allocations for r in limited.allocation_requests] == \
                 [r.allocations for r in want]
@@ -76,5 +96,5 @@ def test_a_limit_keeps_the_first_candidates_of_the_unlimited_answer(sql_backend,
             assert named <= set(limited.provider_summaries)
             assert all(limited.provider_summaries[p] == full.provider_summaries[p]
                        for p in limited.provider_summaries)
-            checked += len(want) < len(full.allocation_requests)
-    assert checked, "no query had more candidates than its limit: the cloud is too small"
+            cut += len(want) < len(full.allocation_requests)
+    assert cut, "no query had more candidates than its limit: the cloud is too small"
