@@ -73,6 +73,13 @@ class WritePlan:
         return ProviderRaced("a generation moved on resource provider(s) "
                              + ", ".join(label for _id, _gen, label in self.providers))
 
+    def rows_raced(self) -> ProviderRaced:
+        """Fewer of the rows read were left to delete: another writer
+        replaced or removed them meanwhile."""
+        holders = ", ".join(row.uuid for row in self.kept + self.forgotten)
+        return ProviderRaced(f"the allocations of consumer(s) {holders or 'being replaced'} "
+                             "changed while this write replaced them")
+
 
 def apply(conn: sa.Connection, plan: WritePlan) -> None:
     if conn.dialect.name == "postgresql":
@@ -120,7 +127,7 @@ def _apply_statement_by_statement(conn: sa.Connection, plan: WritePlan) -> None:
             raise plan.provider_raced()
     if plan.replaced:
         if conn.execute(_DELETE, {"ids": plan.replaced}).rowcount != len(plan.replaced):
-            raise plan.provider_raced()
+            raise plan.rows_raced()
     if plan.allocations:
         conn.execute(_INSERT, [
             {"resource_provider_id": pid, "consumer_id": uuid, "resource_class": rc,
@@ -209,8 +216,10 @@ def _apply_in_one_statement(conn: sa.Connection, plan: WritePlan) -> None:
         "k_types": [r.consumer_type for r in plan.kept],
         "f_ids": [r.id for r in plan.forgotten], "f_gens": [r.generation for r in plan.forgotten],
     }).one()
-    if bumped != len(plan.providers) or deleted != len(plan.replaced):
+    if bumped != len(plan.providers):
         raise plan.provider_raced()
+    if deleted != len(plan.replaced):
+        raise plan.rows_raced()
     for row in plan.kept + plan.forgotten:
         if row.uuid not in swapped:
             raise _lost(row)

@@ -98,11 +98,14 @@ def test_a_stale_provider_generation_writes_nothing(backend, world):
 def test_old_rows_another_writer_removed_make_the_plan_a_race(backend, world):
     """The rows the plan read are gone (another writer replaced them):
     retried as a race, and nothing of the plan stays."""
+    _providers, instance = world
     plan = _move_plan(backend, world)
     plan.replaced = plan.replaced + [max(plan.replaced) + 1000]
     before = _rows(backend)
-    with pytest.raises(wp.ProviderRaced):
+    with pytest.raises(wp.ProviderRaced) as raced:
         _apply(backend, plan)
+    assert str(raced.value) == (
+        f"the allocations of consumer(s) {instance} changed while this write replaced them")
     assert _rows(backend) == before
 
 
