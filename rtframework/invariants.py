@@ -150,9 +150,8 @@ def take_snapshot(backend: PlacementBackend, store: ComputeStore, *,
     held: dict[str, Alloc] = {}
     for provider in providers:
         try:
-            inventories[provider.uuid] = backend.get_inventories(provider.uuid).inventories
-            usages[provider.uuid] = backend.get_provider_usages(provider.uuid)
-            on_it = backend.get_provider_allocations(provider.uuid)
+            inventories[provider.uuid], usages[provider.uuid], on_it = _provider_state(
+                backend, provider.uuid)
         except perrors.ProviderNotFound:
             continue  # deleted while we read: it held nothing
         root_of[provider.uuid] = provider.root_uuid or provider.uuid
@@ -163,6 +162,25 @@ def take_snapshot(backend: PlacementBackend, store: ComputeStore, *,
                 held.setdefault(consumer, {})[provider.uuid] = kept
     return Snapshot(instances, migrations, node_roots, root_of, names, inventories, usages, held,
                     pools, read_at=read_at)
+
+
+def _provider_state(backend: PlacementBackend, uuid: str, attempts: int = 5):
+    """One provider's inventory, usage and allocations as of one moment.
+
+    They are three reads; every write of allocations or inventory bumps the
+    provider's generation, so the reads are taken again while the
+    generation moved between the first and the last (a claim committed
+    between the usage and the allocations would otherwise show as a
+    usage mismatch). After ``attempts`` the last reads are kept.
+    """
+    for _ in range(attempts):
+        generation = backend.get_provider(uuid).generation
+        inventories = backend.get_inventories(uuid).inventories
+        usage = backend.get_provider_usages(uuid)
+        on_it = backend.get_provider_allocations(uuid)
+        if backend.get_provider(uuid).generation == generation:
+            break
+    return inventories, usage, on_it
 
 
 def read_pools(backend: PlacementBackend) -> tuple[reference.Pool, ...]:
