@@ -165,22 +165,35 @@ def take_snapshot(backend: PlacementBackend, store: ComputeStore, *,
 
 
 def _provider_state(backend: PlacementBackend, uuid: str, attempts: int = 5):
-    """One provider's inventory, usage and allocations as of one moment.
+    """One provider's inventory, usage and allocations, read again while
+    the usage and the sum of the allocations disagree.
 
-    They are three reads; every write of allocations or inventory bumps the
-    provider's generation, so the reads are taken again while the
-    generation moved between the first and the last (a claim committed
-    between the usage and the allocations would otherwise show as a
-    usage mismatch). After ``attempts`` the last reads are kept.
+    They are separate reads: a write between the usage and the allocations
+    (a claim, a consumer moving off) would otherwise show as a usage
+    mismatch. Provider generations cannot tell: Placement does not bump
+    the generation of a provider a consumer moves off. A mismatch that
+    is real stays through every attempt and is reported.
     """
     for _ in range(attempts):
-        generation = backend.get_provider(uuid).generation
         inventories = backend.get_inventories(uuid).inventories
         usage = backend.get_provider_usages(uuid)
         on_it = backend.get_provider_allocations(uuid)
-        if backend.get_provider(uuid).generation == generation:
+        if _used(usage) == _summed(on_it):
             break
     return inventories, usage, on_it
+
+
+def _used(usage: Mapping[str, int]) -> dict[str, int]:
+    return {rc: int(n) for rc, n in usage.items() if n}
+
+
+def _summed(allocations: Mapping[str, Mapping[str, int]]) -> dict[str, int]:
+    total: dict[str, int] = {}
+    for resources in allocations.values():
+        for rc, n in resources.items():
+            if n:
+                total[rc] = total.get(rc, 0) + int(n)
+    return total
 
 
 def read_pools(backend: PlacementBackend) -> tuple[reference.Pool, ...]:

@@ -135,13 +135,13 @@ def _roots_statement(
 
 
 def _without_semijoins(conn: sa.Connection, shape: tuple, params: dict) -> list:
-    """MariaDB answers a limited search's ``IN`` subqueries (required
-    traits, aggregates) as semi-joins: it joins every tree they name and
-    groups them all before it cuts at the limit (limit 10 with a trait on
-    one provider in ten joined a thousand trees at 10,000 providers). With
-    semi-joins off
-    for this one statement it builds the subquery's set once and probes it
-    as the walk in root order goes (README, Benchmarks)."""
+    """MariaDB answers a limited search's required-trait ``IN``
+    subqueries as semi-joins: it joins every tree with the trait and groups
+    them all before it cuts at the limit (limit 10 with a trait on one
+    provider in ten joined a thousand trees at 10,000 providers). With
+    semi-joins off for this one statement it builds the subquery's set once
+    and probes it as the walk in root order goes (README, Benchmarks). The
+    aggregate subqueries (under OR, or NOT IN) never become semi-joins."""
     state = _mariadb_search(shape, conn.dialect).construct_expanded_state(params)
     values = state.parameters
     if conn.dialect.positional:
@@ -216,7 +216,6 @@ def find(conn: sa.Connection, query: t.CandidateQuery) -> t.AllocationCandidates
              frozenset(query.required_traits), frozenset(query.forbidden_traits),
              frozenset(query.forbidden_aggregates), tree_root is not None)
     with_aggregates = bool(query.member_of or query.forbidden_aggregates)
-    subqueries = with_aggregates or bool(query.required_traits)
     while query.limit is None or len(requests) < query.limit:
         # A matching tree gives at least one candidate, except when required
         # traits sit only on providers that serve nothing: then fetch more.
@@ -225,7 +224,8 @@ def find(conn: sa.Connection, query: t.CandidateQuery) -> t.AllocationCandidates
         if tree_root is not None:
             params["tree_root"] = tree_root
         stmt = _search_statement(shape, batch is not None)
-        if batch is not None and subqueries and getattr(conn.dialect, "is_mariadb", False):
+        mariadb = getattr(conn.dialect, "is_mariadb", False)
+        if batch is not None and query.required_traits and mariadb:
             rows = _without_semijoins(conn, shape, params)
         else:
             rows = conn.execute(stmt, params).all()

@@ -30,7 +30,8 @@ _a, _c, _inv, _rp = m.allocations, m.consumers, m.inventories, m.resource_provid
 
 
 class ProviderRaced(Exception):
-    """A provider generation moved under an allocation write: retry it."""
+    """Another writer got in first (a provider generation moved, or the
+    allocation rows the write read changed): retry the write."""
 
 
 def generation_conflict(uuid: str, current, given) -> errors.ConsumerGenerationConflict:
