@@ -3,6 +3,7 @@ catches a healer that removes what its host does not own."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 
@@ -86,10 +87,16 @@ def _evacuations(result: runner.Result, outcome: str) -> int:
 
 
 def test_host_outages_evacuate_through_the_preconditions_and_the_host_cleans_up(
-        database_url, monkeypatch):
+        database_url, monkeypatch, tmp_path):
     """A host stops reporting; once it counts as down its instances are
     evacuated; it comes back and its restart recovery closes every
-    evacuation (no database faults here, so every return recovers)."""
+    evacuation (no database faults here, so every return recovers).
+
+    Whether an evacuation finds its source down depends on the threads'
+    timing (about one run in four on a loaded 2-core machine had every
+    evacuation refused), so soaks with further seeds run, each held to
+    every assertion and each on a new database, until one has evacuated
+    something."""
     from rtframework.moves import evacuate
 
     real = evacuate.evacuate
@@ -101,19 +108,29 @@ def test_host_outages_evacuate_through_the_preconditions_and_the_host_cleans_up(
         return real(ctx, instance_ref, to_host=to_host)
 
     monkeypatch.setattr(evacuate, "evacuate", watched)
-    result = _soak(hosts=4, operations=120, seed=21, chaos=True, db_fault_rate=0.0,
-                   outage_rate=0.08, service_down_time=1, database_url=database_url)
-    assert result.outages > 0
-    assert result.outage_returns == result.outages
-    assert {start for start, _, _ in result.outage_marks} and \
-        all(end is not None for _, end, _ in result.outage_marks)
-    done = _evacuations(result, "ok")
-    assert done > 0
-    assert result.outage_cleaned == done  # the returning host removed every source half
-    # Nothing forced the outage hosts down: their heartbeat aged.
-    assert sources_up and not any(sources_up)
-    assert result.violations == []
-    assert result.errors == 0
+    done = 0
+    for seed in range(21, 27):
+        fresh = contextlib.nullcontext(database_url) if seed == 21 else \
+            databases.temporary_database(databases.selected_engine(), str(tmp_path))
+        with fresh as url:
+            result = _soak(hosts=4, operations=120, seed=seed, chaos=True, db_fault_rate=0.0,
+                           outage_rate=0.08, service_down_time=1, database_url=url)
+            assert databases.usage_drift(url) == []
+        assert result.outages > 0
+        assert result.outage_returns == result.outages
+        assert {start for start, _, _ in result.outage_marks} and \
+            all(end is not None for _, end, _ in result.outage_marks)
+        evacuated = _evacuations(result, "ok")
+        # the returning host removed every source half
+        assert result.outage_cleaned == evacuated
+        # Nothing forced the outage hosts down: their heartbeat aged.
+        assert not any(sources_up)
+        assert result.violations == []
+        assert result.errors == 0
+        done += evacuated
+        if done:
+            break
+    assert done > 0 and sources_up
 
 
 def test_without_chaos_no_host_goes_out():
