@@ -212,16 +212,7 @@ def _holds_flavor_here(tracker: ResourceTracker, instance: v.Instance,
         return False
     if not set(held) <= sharing.node_and_pools(tracker.backend, root):
         return False
-    return _total(held) == {rc: n for rc, n in instance.flavor.resources.items() if n}
-
-
-def _total(held: t.Allocations) -> dict[str, int]:
-    total: dict[str, int] = {}
-    for resources in held.values():
-        for rc, n in resources.items():
-            if n:
-                total[rc] = total.get(rc, 0) + int(n)
-    return total
+    return t.summed(held) == {rc: n for rc, n in instance.flavor.resources.items() if n}
 
 
 def _spec(tracker: ResourceTracker, instance: v.Instance) -> InstanceSpec:

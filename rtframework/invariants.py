@@ -178,22 +178,13 @@ def _provider_state(backend: PlacementBackend, uuid: str, attempts: int = 5):
         inventories = backend.get_inventories(uuid).inventories
         usage = backend.get_provider_usages(uuid)
         on_it = backend.get_provider_allocations(uuid)
-        if _used(usage) == _summed(on_it):
+        if _used(usage) == t.summed(on_it):
             break
     return inventories, usage, on_it
 
 
 def _used(usage: Mapping[str, int]) -> dict[str, int]:
     return {rc: int(n) for rc, n in usage.items() if n}
-
-
-def _summed(allocations: Mapping[str, Mapping[str, int]]) -> dict[str, int]:
-    total: dict[str, int] = {}
-    for resources in allocations.values():
-        for rc, n in resources.items():
-            if n:
-                total[rc] = total.get(rc, 0) + int(n)
-    return total
 
 
 def read_pools(backend: PlacementBackend) -> tuple[reference.Pool, ...]:

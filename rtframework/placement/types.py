@@ -30,6 +30,16 @@ def capacity_of(total: int, reserved: int, allocation_ratio: float) -> float:
     return (total - reserved) * allocation_ratio
 
 
+def summed(held: Allocations) -> dict[str, int]:
+    """Amounts per resource class over providers (or consumers), zeros left out."""
+    total: dict[str, int] = {}
+    for resources in held.values():
+        for rc, n in resources.items():
+            if n:
+                total[rc] = total.get(rc, 0) + int(n)
+    return total
+
+
 @dataclass(frozen=True)
 class Inventory:
     """One resource class on one provider, with Placement's defaults."""
