@@ -377,7 +377,7 @@ def _providers(snap: Snapshot) -> list[Violation]:
             for rc, n in resources.items():
                 slot[rc] = slot.get(rc, 0) + n
     for provider, inventories in sorted(snap.inventories.items()):
-        used = {rc: int(n) for rc, n in snap.usages.get(provider, {}).items() if n}
+        used = _used(snap.usages.get(provider, {}))
         name = snap.names.get(provider, provider)
         for rc, amount in sorted(used.items()):
             inventory = inventories.get(rc)

@@ -223,12 +223,11 @@ def find(conn: sa.Connection, query: t.CandidateQuery) -> t.AllocationCandidates
         params = {"after": after, "batch": batch}
         if tree_root is not None:
             params["tree_root"] = tree_root
-        stmt = _search_statement(shape, batch is not None)
         mariadb = getattr(conn.dialect, "is_mariadb", False)
         if batch is not None and query.required_traits and mariadb:
             rows = _without_semijoins(conn, shape, params)
         else:
-            rows = conn.execute(stmt, params).all()
+            rows = conn.execute(_search_statement(shape, batch is not None), params).all()
         trees = _Trees.from_rows(conn, rows, with_aggregates=with_aggregates)
         roots = sorted(trees.by_root)
         if not roots:
