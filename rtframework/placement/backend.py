@@ -7,11 +7,14 @@ point group and chosen by ``[placement] backend``.
 
 Rules every implementation keeps (the contract tests check them):
 
-* Every write that touches a provider (inventory, traits, aggregates,
-  allocations) bumps its generation in the same transaction. Inventory,
-  trait and aggregate writes carry the caller's provider generation and
-  raise ProviderGenerationConflict on mismatch; allocation writes do not
-  (the backend re-reads provider state itself).
+* Every inventory, trait and aggregate write bumps the provider's
+  generation in the same transaction; so does an allocation write, for
+  every provider it leaves a consumer holding something on and every
+  provider of a consumer it empties. A provider a consumer only moves off
+  (it keeps allocations elsewhere) may keep its generation: Placement does.
+  Inventory, trait and aggregate writes carry the caller's provider
+  generation and raise ProviderGenerationConflict on mismatch; allocation
+  writes do not (the backend re-reads provider state itself).
 * Every allocation write names the consumer generation it expects (None for
   a new consumer) and raises ConsumerGenerationConflict on mismatch. A
   consumer whose allocations are all removed is forgotten.
@@ -41,10 +44,13 @@ class PlacementClient(abc.ABC):
     * A consumer that holds nothing reads as generation None, whether it
       never existed or its allocations were all removed; its next write
       names None again.
-    * Every allocation change, including :meth:`PlacementAdmin.delete_allocations`,
-      bumps the generation of every provider whose allocations changed, so
-      a reader that saw a root generation unchanged may skip re-reading
-      that tree's allocations.
+    * An allocation write bumps every provider the consumer holds something
+      on after it; emptying a consumer (a write or
+      :meth:`PlacementAdmin.delete_allocations`) bumps every provider it
+      held. A provider the consumer only moves off may keep its generation
+      (Placement's does), so a reader that skips re-reading allocations
+      while generations stay put sees every consumer that arrived or
+      changed, but may still list one that left.
     * Uuids are accepted in any spelling :func:`oslo_utils.uuidutils.is_uuid_like`
       takes and returned lower-case and dashed.
     """
@@ -197,8 +203,8 @@ class PlacementAdmin(abc.ABC):
     def delete_allocations(self, consumer_uuid: str) -> None:
         """Remove everything a consumer holds, whatever its generation (an
         operator's tool; the tracker writes with generations instead). Like
-        every allocation change it bumps the generation of each provider
-        the consumer held; an unknown consumer is a no-op."""
+        every emptying write it bumps the generation of each provider the
+        consumer held; an unknown consumer is a no-op."""
 
     def get_project_usages(self, project_id: str, user_id: str | None = None) -> dict[str, int]:
         """resource class -> amount allocated to the project's consumers."""

@@ -7,9 +7,13 @@ removed (deciding again on fresh data first), what they only report is
 logged once and recorded as an audit finding.
 
 Allocations are re-read only when a generation of the tree moved (a
-write bumps only the providers it touches, so a claim of a child's class
-leaves the root alone); the records are read on every run, so a local
-delete is noticed.
+write bumps only the providers it leaves the consumer on, so a claim of a
+child's class leaves the root alone); the records are read on every run,
+so a local delete is noticed. The snapshot can therefore list a consumer
+that moved off without emptying (Placement does not bump a provider a
+consumer only leaves) or keep a node count that changed elsewhere: it
+decides nothing alone, every removal and finding is decided again on the
+consumer's allocations read for it.
 """
 
 from __future__ import annotations
@@ -75,12 +79,13 @@ class Healer:
         """Apply heal_rules.decide to every consumer on this node's providers.
 
         Allocations are re-read only when a generation of the tree moved
-        (every allocation write bumps each provider it touches); the records
+        (a write bumps each provider it leaves the consumer on); the records
         are read from the compute store on every run, so a local delete is
         noticed. ``generations`` are those read at the start of the run; the
         ones this run's own writes produced replace them. ``records``: the
         host's records as the run read them (else they are read here); a
-        removal or a finding is always decided again on records read for it.
+        removal or a finding is always decided again on the consumer's
+        allocations and records read for it.
         """
         current = {**generations,
                    **{u: g for u, g in synced.generations.items() if tree.exists(u)}}
@@ -96,16 +101,32 @@ class Healer:
                 if self._heal_remove(consumer, ours, decision.reason):
                     progress.healed.append(consumer)
                     state.generations = None
-            elif decision.finding:
-                if records is not None:
-                    # The pass's records were read before this node's sync:
-                    # a move that began since would look like a finding.
-                    decision = self._decisions(
-                        [consumer], {consumer: state.nodes_held[consumer]})[consumer]
-                if decision.finding:
-                    self._report(consumer, decision, progress)
+                continue
+            if decision.finding:
+                decision = self._decided_again(state, consumer, ours)
+            if decision is not None and decision.finding:
+                self._report(consumer, decision, progress)
             else:
                 self._reported = {r for r in self._reported if r[0] != consumer}
+
+    def _decided_again(self, state: HealState, consumer: str,
+                       ours: set[str]) -> heal_rules.HealDecision | None:
+        """The decision on ``consumer`` from its allocations and records
+        read now (None: it holds nothing here any more).
+
+        The snapshot can be behind on both: the pass's records were read
+        before this node's sync (a move begun since looks like a finding);
+        a consumer whose share here is unchanged keeps its node count
+        while it may have left another node; and Placement does not bump a
+        provider a consumer moves off, so the snapshot may still list it.
+        """
+        held = self.backend.get_consumer_allocations(consumer).allocations
+        if not any(p in ours for p in held):
+            state.held.pop(consumer, None)
+            state.nodes_held.pop(consumer, None)
+            return None
+        state.nodes_held[consumer] = self._nodes_of(held)
+        return self._decisions([consumer], {consumer: state.nodes_held[consumer]})[consumer]
 
     def _snapshot(self, state: HealState, tree: ProviderTree,
                   pending_removal: list[str]) -> None:

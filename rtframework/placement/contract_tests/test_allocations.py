@@ -31,6 +31,25 @@ def test_allocation_write_bumps_the_provider_generation(backend, make_provider, 
     assert backend.get_provider(rp.uuid).generation == rp.generation + 1
 
 
+def test_a_consumer_moving_bumps_where_it_lands_and_emptying_bumps_all(
+        backend, make_provider, claim):
+    # What a heal that skips re-reads on unchanged generations relies on:
+    # every arrival or change shows, and so does a consumer emptied. (A
+    # provider a consumer only moves off may keep its generation.)
+    source, stay, dest = (make_provider({"VCPU": 8}) for _ in range(3))
+    consumer = claim({source.uuid: {"VCPU": 1}, stay.uuid: {"VCPU": 1}})
+    before = {rp.uuid: backend.get_provider(rp.uuid).generation for rp in (source, stay, dest)}
+    claim({stay.uuid: {"VCPU": 1}, dest.uuid: {"VCPU": 2}}, consumer=consumer, generation=1)
+    moved = {rp: backend.get_provider(rp).generation for rp in before}
+    assert moved[stay.uuid] == before[stay.uuid] + 1
+    assert moved[dest.uuid] == before[dest.uuid] + 1
+    assert moved[source.uuid] in (before[source.uuid], before[source.uuid] + 1)
+    backend.write_allocations([write(consumer, {}, 2)])
+    for rp in (stay.uuid, dest.uuid):
+        assert backend.get_provider(rp).generation == moved[rp] + 1
+        assert backend.get_provider_usages(rp) == {"VCPU": 0}
+
+
 def test_operator_delete_bumps_every_provider_it_frees(backend, make_provider, claim):
     # Trackers notice allocation changes through provider generations; a
     # delete that left them alone would hide the change from every heal.
