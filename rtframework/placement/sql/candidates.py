@@ -262,6 +262,8 @@ class _Node:
     root_id: int
     # class -> (capacity, used, min_unit, max_unit, step_size)
     resources: dict[str, tuple[float, int, int, int, int]] = field(default_factory=dict)
+    # class -> what the provider summary says of it
+    summary: dict[str, t.ResourceSummary] = field(default_factory=dict)
     traits: frozenset[str] = frozenset()
     aggregates: frozenset[str] = frozenset()
 
@@ -274,9 +276,6 @@ class _Trees:
         self.by_root: dict[int, list[_Node]] = defaultdict(list)
         for node in nodes:
             self.by_root[node.root_id].append(node)
-        # Summaries repeat across a cloud of like hosts: value objects are
-        # frozen, so equal ones are shared.
-        self._resource_summaries: dict[tuple[int, int], t.ResourceSummary] = {}
 
     @classmethod
     def load(cls, conn: sa.Connection, roots: list[int], *, with_aggregates: bool) -> _Trees:
@@ -289,6 +288,9 @@ class _Trees:
         """Trees from the rows of :func:`_tree_columns` (and their
         providers' aggregates, read in one more query, when asked)."""
         nodes: dict[int, _Node] = {}
+        # Summaries repeat across a cloud of like hosts: value objects are
+        # frozen, so equal ones are shared.
+        summaries: dict[tuple[int, int], t.ResourceSummary] = {}
         uuid_of = {row[0]: row[1] for row in rows}
         for (pid, uuid, parent_id, root_id, rc, total, reserved, min_unit, max_unit,
              step_size, ratio, used, traits) in rows:
@@ -299,8 +301,13 @@ class _Trees:
                 if traits:
                     node.traits = frozenset(traits.split(","))
             if rc is not None:
-                node.resources[rc] = (t.capacity_of(total, reserved, float(ratio)), int(used),
-                                      min_unit, max_unit, step_size)
+                capacity = t.capacity_of(total, reserved, float(ratio))
+                node.resources[rc] = (capacity, int(used), min_unit, max_unit, step_size)
+                key = (int(capacity), int(used))
+                found = summaries.get(key)
+                if found is None:
+                    found = summaries[key] = t.ResourceSummary(*key)
+                node.summary[rc] = found
         ids = list(nodes)
         if with_aggregates:
             pa, agg = m.provider_aggregates, m.placement_aggregates
@@ -331,16 +338,19 @@ class _Trees:
         return all(mine & any_of for any_of in query.member_of)
 
     def candidates(self, root: int, query: t.CandidateQuery):
-        """Allocation mappings for one tree, providers in id order."""
+        """Allocation mappings for one tree the search statement returned,
+        providers in id order."""
         requested = sorted(query.resources.items())
         tree = self.by_root[root]
+        if len(tree) == 1:
+            # A provider without children: the statement found it eligible
+            # for every class (room, member_of, forbidden traits and
+            # aggregates) and holding each required trait, in the same
+            # snapshot as these rows.
+            yield {tree[0].uuid: dict(requested)}
+            return
         top = tree[0] if tree[0].id == root else next(n for n in tree if n.id == root)
         serves = self._serves
-        if len(tree) == 1:  # a provider without children: one candidate or none
-            if all(serves(top, top, rc, amount, query) for rc, amount in requested) and (
-                    query.required_traits <= top.traits):
-                yield {top.uuid: dict(requested)}
-            return
         options = [[node for node in tree if serves(node, top, rc, amount, query)]
                    for rc, amount in requested]
         for chosen in itertools.product(*options):
@@ -353,20 +363,9 @@ class _Trees:
                 allocations.setdefault(node.uuid, {})[rc] = amount
             yield allocations
 
-    def _resource_summary(self, capacity: float, used: int) -> t.ResourceSummary:
-        key = (int(capacity), used)
-        found = self._resource_summaries.get(key)
-        if found is None:
-            found = self._resource_summaries[key] = t.ResourceSummary(*key)
-        return found
-
     def summaries(self, root: int) -> dict[str, t.ProviderSummary]:
         return {
-            node.uuid: t.ProviderSummary(
-                uuid=node.uuid, root_uuid=node.root_uuid, parent_uuid=node.parent_uuid,
-                resources={rc: self._resource_summary(found[0], found[1])
-                           for rc, found in node.resources.items()},
-                traits=node.traits,
-            )
+            node.uuid: t.ProviderSummary(node.uuid, node.root_uuid, node.parent_uuid,
+                                         node.summary, node.traits)
             for node in self.by_root[root]
         }
