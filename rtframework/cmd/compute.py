@@ -13,7 +13,7 @@ from cliff.lister import Lister
 from rtframework import instance_recovery
 from rtframework.driver import load_driver
 from rtframework.moves import context
-from rtframework.tracker import ResourceTracker
+from rtframework.tracker import ResourceTracker, agent
 
 LOG = logging.getLogger(__name__)
 
@@ -89,8 +89,9 @@ class ComputeUpdate(Lister):
 class ComputeRun(Command):
     """Run a host's agent: periodic resource updates until SIGTERM or SIGINT.
 
-    One update every update_resources_interval seconds, a heartbeat in
-    between; the moves this host was part of when it stopped are finished
+    One update every update_resources_interval seconds, a heartbeat of its
+    own every service_down_time / 3 seconds (however long a pass takes);
+    the moves this host was part of when it stopped are finished
     or undone first.
     """
 
@@ -112,24 +113,7 @@ class ComputeRun(Command):
         stop = threading.Event()
         for signum in (signal.SIGTERM, signal.SIGINT):
             signal.signal(signum, lambda *_: stop.set())
-        conf = self.app.conf
-        interval = conf.update_resources_interval
-        # Heartbeat well within service_down_time even when updates are
-        # rarer, or other hosts would take this one for dead (and evacuate).
-        beat = min(interval, max(1.0, conf.service_down_time / 3))
-        LOG.warning("compute agent of host %s: update every %ss, heartbeat every %ss",
-                    tracker.host, interval, beat)
-        next_update = time.monotonic()
-        while not stop.is_set():
-            try:
-                if time.monotonic() >= next_update:
-                    next_update = time.monotonic() + interval
-                    LOG.info("%s", run_pass(tracker)[1])
-                else:
-                    tracker.compute.heartbeat(tracker.host)
-            except Exception:  # the agent outlives one failed pass
-                LOG.exception("resource update of host %s failed; retrying", tracker.host)
-            stop.wait(beat)
+        agent.run(self.app.conf, tracker, lambda: LOG.info("%s", run_pass(tracker)[1]), stop)
         tracker.driver.cleanup_host()
         LOG.warning("compute agent of host %s stopped", tracker.host)
         return 0
