@@ -109,6 +109,19 @@ def test_forbidden_trait_excludes_serving_providers(backend, make_provider):
         {root.uuid: FLAVOR}]
 
 
+def test_forbidden_trait_on_a_provider_without_children(backend, make_provider):
+    trait = custom_trait(backend)
+    marked = make_provider({"VCPU": 8, "MEMORY_MB": 2048}, traits=[trait])
+    plain = make_provider({"VCPU": 8, "MEMORY_MB": 2048})
+    forbidden = frozenset({trait})
+    assert candidates(backend, marked.uuid, forbidden_traits=forbidden) == []
+    assert candidates(backend, plain.uuid, forbidden_traits=forbidden) == [{plain.uuid: FLAVOR}]
+    # Without in_tree, as the scheduler asks: the plain one only.
+    anywhere = {p for found in candidates(backend, forbidden_traits=forbidden) for p in found}
+    assert plain.uuid in anywhere
+    assert marked.uuid not in anywhere
+
+
 def test_member_of_on_the_root_spans_the_tree(backend, make_provider):
     agg_root, agg_child = new_uuid(), new_uuid()
     root = make_provider({"MEMORY_MB": 2048}, aggregates=[agg_root])

@@ -101,8 +101,10 @@ def _roots_statement(
 ) -> sa.Select:
     """Roots, in id order after :after (at most :batch of them when
     ``limited``), whose tree has an eligible provider for every class and
-    every required trait somewhere (the exact trait rule is checked per
-    combination afterwards): the eligible inventory rows grouped by root.
+    every required trait somewhere (for a tree with children the exact
+    trait rule is checked per combination afterwards; for a provider
+    without children this check is the rule): the eligible inventory rows
+    grouped by root.
 
     With a limit the planners walk the providers in root order and stop
     after :batch groups; ``>=`` says the same as ``=`` (only requested
@@ -304,10 +306,10 @@ class _Trees:
                 capacity = t.capacity_of(total, reserved, float(ratio))
                 node.resources[rc] = (capacity, int(used), min_unit, max_unit, step_size)
                 key = (int(capacity), int(used))
-                found = summaries.get(key)
-                if found is None:
-                    found = summaries[key] = t.ResourceSummary(*key)
-                node.summary[rc] = found
+                summary = summaries.get(key)
+                if summary is None:
+                    summary = summaries[key] = t.ResourceSummary(*key)
+                node.summary[rc] = summary
         ids = list(nodes)
         if with_aggregates:
             pa, agg = m.provider_aggregates, m.placement_aggregates
@@ -344,10 +346,14 @@ class _Trees:
         tree = self.by_root[root]
         if len(tree) == 1:
             # A provider without children: the statement found it eligible
-            # for every class (room, member_of, forbidden traits and
-            # aggregates) and holding each required trait, in the same
-            # snapshot as these rows.
-            yield {tree[0].uuid: dict(requested)}
+            # for every class (member_of, forbidden traits and aggregates)
+            # and holding each required trait, in the same snapshot as these
+            # rows. Room is checked again as the write checks it: MariaDB
+            # keeps the ratio in single precision, and its product can pass
+            # where the write's double precision does not.
+            node = tree[0]
+            if all(validation.fits(amount, *node.resources[rc]) for rc, amount in requested):
+                yield {node.uuid: dict(requested)}
             return
         top = tree[0] if tree[0].id == root else next(n for n in tree if n.id == root)
         serves = self._serves
