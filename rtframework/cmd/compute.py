@@ -112,7 +112,9 @@ class ComputeRun(Command):
             return 1 if any(r.errors for r in reports) else 0
         stop = threading.Event()
         for signum in (signal.SIGTERM, signal.SIGINT):
-            signal.signal(signum, lambda *_: stop.set())
+            # Set from another thread: the handler runs in the main thread,
+            # which may hold the event's lock at that very moment.
+            signal.signal(signum, lambda *_: threading.Thread(target=stop.set).start())
         agent.run(self.app.conf, tracker, lambda: LOG.info("%s", run_pass(tracker)[1]), stop)
         tracker.driver.cleanup_host()
         LOG.warning("compute agent of host %s stopped", tracker.host)

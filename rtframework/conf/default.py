@@ -44,8 +44,8 @@ host_opts = [
         min=1,
         help="Seconds without a heartbeat after which a host counts as down. "
         "Only the instances of a down (or forced-down) host may be evacuated, "
-        "so that a guest never runs on two hosts at once; keep it well above "
-        "update_resources_interval.",
+        "so that a guest never runs on two hosts at once. An agent heartbeats "
+        "every third of it (at least every second), whatever its passes take.",
     ),
 ]
 

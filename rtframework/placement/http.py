@@ -415,9 +415,10 @@ class HTTPBackend(contract.PlacementBackend):
         consumer_uuid = validation.normalize_uuid(consumer_uuid, "consumer uuid")
         # Placement's DELETE /allocations/{consumer} leaves the providers'
         # generations alone, while the contract (and the tracker's heal,
-        # which re-reads allocations only when a root generation moved) wants
-        # every allocation change to bump them. So: an empty write at the
-        # consumer's current generation, re-read when someone else wrote.
+        # which re-reads allocations only when a generation moved) wants
+        # emptying a consumer to bump every provider it held, as an empty
+        # write does. So: an empty write at the consumer's current
+        # generation, re-read when someone else wrote.
         def attempt() -> None:
             held = self.get_consumer_allocations(consumer_uuid)
             if not held.allocations:

@@ -96,7 +96,7 @@ class Host:
                             exc)
 
     def heartbeat(self) -> None:
-        """Report alive, as the agent does between its periodic runs."""
+        """Report alive, as the agent's heartbeat thread does."""
         try:
             self.store.heartbeat(self.name)
         except ops.EXPECTED as exc:
@@ -145,8 +145,9 @@ class Host:
 
 
 def heartbeat_interval(down_after: float) -> float:
-    """Seconds between two heartbeats: well within service_down_time, as
-    ``rtf compute run`` beats, so a busy host is not taken for dead."""
+    """Seconds between two heartbeats: well within service_down_time (a
+    quarter, for the soak's short ones; ``rtf compute run`` beats every
+    third), so a busy host is not taken for dead."""
     return max(0.5, down_after / 4)
 
 

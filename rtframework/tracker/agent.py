@@ -50,7 +50,12 @@ def run(conf: cfg.ConfigOpts, tracker: ResourceTracker, one_pass: Callable[[], N
             stop.wait(max(0.0, started + conf.update_resources_interval - time.monotonic()))
     finally:
         stop.set()
-        beating.join()
+        # A heartbeat stuck on an unreachable database does not hold the
+        # agent's exit (the thread is a daemon).
+        beating.join(beat)
+        if beating.is_alive():
+            LOG.warning("heartbeat of host %s still waiting on the database; stopping "
+                        "without it", tracker.host)
 
 
 def _heartbeats(tracker: ResourceTracker, beat: float, stop: threading.Event) -> None:

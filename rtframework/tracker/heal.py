@@ -7,13 +7,16 @@ removed (deciding again on fresh data first), what they only report is
 logged once and recorded as an audit finding.
 
 Allocations are re-read only when a generation of the tree moved (a
-write bumps only the providers it leaves the consumer on, so a claim of a
-child's class leaves the root alone); the records are read on every run,
-so a local delete is noticed. The snapshot can therefore list a consumer
-that moved off without emptying (Placement does not bump a provider a
-consumer only leaves) or keep a node count that changed elsewhere: it
-decides nothing alone, every removal and finding is decided again on the
-consumer's allocations read for it.
+claim of a child's class moves only the child's generation); the records
+are read on every run, so a local delete is noticed. The snapshot can
+therefore be behind: a write may leave alone a provider the consumer only
+moves off (Placement does), so it may still list a consumer that left;
+and a consumer whose share here did not change keeps the node count read
+before. Every removal and finding is decided again on the consumer's
+allocations read for it, so neither acts on stale data; but a consumer
+that comes to hold a second node while its share here stays the same is
+not reported until the snapshot is read anew (an agent restart): `rtf
+check` reports it (multi_host_allocation) at once.
 """
 
 from __future__ import annotations
@@ -79,13 +82,13 @@ class Healer:
         """Apply heal_rules.decide to every consumer on this node's providers.
 
         Allocations are re-read only when a generation of the tree moved
-        (a write bumps each provider it leaves the consumer on); the records
-        are read from the compute store on every run, so a local delete is
-        noticed. ``generations`` are those read at the start of the run; the
-        ones this run's own writes produced replace them. ``records``: the
-        host's records as the run read them (else they are read here); a
-        removal or a finding is always decided again on the consumer's
-        allocations and records read for it.
+        (see the module's docstring); the records are read from the compute
+        store on every run, so a local delete is noticed. ``generations``
+        are those read at the start of the run; the ones this run's own
+        writes produced replace them. ``records``: the host's records as the
+        run read them (else they are read here); a removal or a finding is
+        always decided again on the consumer's allocations and records read
+        for it (one more placement read in a pass with findings).
         """
         current = {**generations,
                    **{u: g for u, g in synced.generations.items() if tree.exists(u)}}
@@ -95,38 +98,52 @@ class Healer:
         if not state.held:
             return
         ours = set(tree.uuids()) | set(synced.pending_removal)
-        for consumer, decision in self._decisions(list(state.held), state.nodes_held,
-                                                  records).items():
+        decisions = self._decisions(list(state.held), state.nodes_held, records)
+        # A finding is decided again on the consumer's allocations as they
+        # are now, read for every finding at once.
+        findings = [c for c, d in decisions.items() if d.finding]
+        fresh = self.backend.get_consumers_allocations(findings) if findings else {}
+        for consumer, decision in decisions.items():
             if decision.action == heal_rules.REMOVE:
                 if self._heal_remove(consumer, ours, decision.reason):
                     progress.healed.append(consumer)
                     state.generations = None
                 continue
-            if decision.finding:
-                decision = self._decided_again(state, consumer, ours)
+            if consumer in fresh:
+                decision = self._decided_again(state, consumer, fresh[consumer].allocations,
+                                               ours)
             if decision is not None and decision.finding:
                 self._report(consumer, decision, progress)
             else:
                 self._reported = {r for r in self._reported if r[0] != consumer}
 
-    def _decided_again(self, state: HealState, consumer: str,
+    def _decided_again(self, state: HealState, consumer: str, held: t.Allocations,
                        ours: set[str]) -> heal_rules.HealDecision | None:
-        """The decision on ``consumer`` from its allocations and records
-        read now (None: it holds nothing here any more).
+        """The decision on ``consumer`` from ``held``, its allocations read
+        now, and its records read now; None, and it leaves the snapshot,
+        when it holds nothing here any more. Its node count in the snapshot
+        becomes the one read now.
 
-        The snapshot can be behind on both: the pass's records were read
-        before this node's sync (a move begun since looks like a finding);
-        a consumer whose share here is unchanged keeps its node count
-        while it may have left another node; and Placement does not bump a
-        provider a consumer moves off, so the snapshot may still list it.
+        The pass's records were read before this node's sync (a move begun
+        since looks like a finding); the snapshot's node count and list of
+        consumers can be behind (see the module's docstring).
         """
-        held = self.backend.get_consumer_allocations(consumer).allocations
-        if not any(p in ours for p in held):
+        found = self._fresh_decision(consumer, held, ours)
+        if found is None:
             state.held.pop(consumer, None)
             state.nodes_held.pop(consumer, None)
             return None
-        state.nodes_held[consumer] = self._nodes_of(held)
-        return self._decisions([consumer], {consumer: state.nodes_held[consumer]})[consumer]
+        state.nodes_held[consumer], decision = found
+        return decision
+
+    def _fresh_decision(self, consumer: str, held: t.Allocations, ours: set[str]
+                        ) -> tuple[int, heal_rules.HealDecision] | None:
+        """The node count of ``held`` (what ``consumer`` holds now) and the
+        decision on records read now; None if it holds nothing here."""
+        if not any(p in ours for p in held):
+            return None
+        nodes = self._nodes_of(held)
+        return nodes, self._decisions([consumer], {consumer: nodes})[consumer]
 
     def _snapshot(self, state: HealState, tree: ProviderTree,
                   pending_removal: list[str]) -> None:
@@ -210,12 +227,10 @@ class Healer:
 
         def attempt() -> bool:
             held = self.backend.get_consumer_allocations(consumer)
-            if not any(p in ours for p in held.allocations):
+            found = self._fresh_decision(consumer, held.allocations, ours)
+            if found is None or found[1].action != heal_rules.REMOVE:
                 return False
-            nodes = self._nodes_of(held.allocations)
-            decision = self._decisions([consumer], {consumer: nodes})[consumer]
-            if decision.action != heal_rules.REMOVE:
-                return False
+            decision = found[1]
             self.backend.write_allocations([held.emptied()])
             log_allocations(consumer, held.allocations, "heal removed",
                             f"{decision.reason} (host {self.host})")

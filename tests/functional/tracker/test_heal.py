@@ -221,3 +221,21 @@ def test_quiet_pass_reads_once_with_a_child_in_use(make_tracker, config):
     rt.update_available_resource()
     assert rt.stats.writes == 0, rt.stats.by_method
     assert rt.stats.reads == 1, rt.stats.by_method
+
+
+def test_a_pass_with_findings_reads_their_allocations_at_once(make_tracker, backend):
+    rt = make_tracker("h1")
+    rt.update_available_resource()
+    root = rt.node_root_uuid("h1")
+    strays = [str(uuid.uuid4()) for _ in range(3)]
+    for stray in strays:
+        backend.put_allocations(stray, {root: {"VCPU": 1}}, project_id="p", user_id="u",
+                                consumer_generation=None)
+    rt.update_available_resource()
+    rt.stats.reset()
+    report = rt.update_available_resource()[0]
+    assert sorted(report.findings) == sorted(f"{s}: unknown_consumer" for s in strays)
+    # The listing of the tree, then the three consumers in one call.
+    assert rt.stats.reads == 2, rt.stats.by_method
+    assert rt.stats.by_method["get_consumers_allocations"] == 1
+    assert rt.stats.writes == 0
