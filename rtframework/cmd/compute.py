@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import _thread
 import logging
 import signal
 import threading
@@ -112,9 +113,10 @@ class ComputeRun(Command):
             return 1 if any(r.errors for r in reports) else 0
         stop = threading.Event()
         for signum in (signal.SIGTERM, signal.SIGINT):
-            # Set from another thread: the handler runs in the main thread,
+            # Set from another thread, started with the low-level API (no
+            # lock of threading's own): the handler runs in the main thread,
             # which may hold the event's lock at that very moment.
-            signal.signal(signum, lambda *_: threading.Thread(target=stop.set).start())
+            signal.signal(signum, lambda *_: _thread.start_new_thread(stop.set, ()))
         agent.run(self.app.conf, tracker, lambda: LOG.info("%s", run_pass(tracker)[1]), stop)
         tracker.driver.cleanup_host()
         LOG.warning("compute agent of host %s stopped", tracker.host)

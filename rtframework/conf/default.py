@@ -45,7 +45,8 @@ host_opts = [
         help="Seconds without a heartbeat after which a host counts as down. "
         "Only the instances of a down (or forced-down) host may be evacuated, "
         "so that a guest never runs on two hosts at once. An agent heartbeats "
-        "every third of it (at least every second), whatever its passes take.",
+        "every third of it (never more often than once a second), whatever its "
+        "passes take.",
     ),
 ]
 

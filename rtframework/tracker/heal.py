@@ -14,9 +14,11 @@ moves off (Placement does), so it may still list a consumer that left;
 and a consumer whose share here did not change keeps the node count read
 before. Every removal and finding is decided again on the consumer's
 allocations read for it, so neither acts on stale data; but a consumer
-that comes to hold a second node while its share here stays the same is
-not reported until the snapshot is read anew (an agent restart): `rtf
-check` reports it (multi_host_allocation) at once.
+that comes to hold a second node while its share here stays the same
+keeps the node count read before, so it is not reported until that count
+is read anew (its share here changes, or the node's state is new: `rtf
+compute update`, an agent restart); `rtf check` reports it
+(multi_host_allocation) at once.
 """
 
 from __future__ import annotations
@@ -99,42 +101,44 @@ class Healer:
             return
         ours = set(tree.uuids()) | set(synced.pending_removal)
         decisions = self._decisions(list(state.held), state.nodes_held, records)
-        # A finding is decided again on the consumer's allocations as they
-        # are now, read for every finding at once.
         findings = [c for c, d in decisions.items() if d.finding]
-        fresh = self.backend.get_consumers_allocations(findings) if findings else {}
+        again = self._findings_again(state, findings, ours) if findings else {}
         for consumer, decision in decisions.items():
             if decision.action == heal_rules.REMOVE:
                 if self._heal_remove(consumer, ours, decision.reason):
                     progress.healed.append(consumer)
                     state.generations = None
                 continue
-            if consumer in fresh:
-                decision = self._decided_again(state, consumer, fresh[consumer].allocations,
-                                               ours)
+            if consumer in again:
+                decision = again[consumer]
             if decision is not None and decision.finding:
                 self._report(consumer, decision, progress)
             else:
                 self._reported = {r for r in self._reported if r[0] != consumer}
 
-    def _decided_again(self, state: HealState, consumer: str, held: t.Allocations,
-                       ours: set[str]) -> heal_rules.HealDecision | None:
-        """The decision on ``consumer`` from ``held``, its allocations read
-        now, and its records read now; None, and it leaves the snapshot,
-        when it holds nothing here any more. Its node count in the snapshot
-        becomes the one read now.
+    def _findings_again(self, state: HealState, findings: list[str], ours: set[str]
+                        ) -> dict[str, heal_rules.HealDecision | None]:
+        """The consumers of ``findings`` decided again on their allocations
+        and records read now, all at once (one placement read, one set of
+        record reads); None, and it leaves the snapshot, for a consumer
+        that holds nothing here any more. The snapshot's node counts become
+        the ones read now.
 
         The pass's records were read before this node's sync (a move begun
-        since looks like a finding); the snapshot's node count and list of
+        since looks like a finding); the snapshot's node counts and list of
         consumers can be behind (see the module's docstring).
         """
-        found = self._fresh_decision(consumer, held, ours)
-        if found is None:
-            state.held.pop(consumer, None)
-            state.nodes_held.pop(consumer, None)
-            return None
-        state.nodes_held[consumer], decision = found
-        return decision
+        fresh = self.backend.get_consumers_allocations(findings)
+        nodes: dict[str, int] = {}
+        for consumer in findings:
+            held = fresh[consumer].allocations
+            if any(p in ours for p in held):
+                nodes[consumer] = state.nodes_held[consumer] = self._nodes_of(held)
+            else:
+                state.held.pop(consumer, None)
+                state.nodes_held.pop(consumer, None)
+        decided = self._decisions(list(nodes), nodes) if nodes else {}
+        return {consumer: decided.get(consumer) for consumer in findings}
 
     def _fresh_decision(self, consumer: str, held: t.Allocations, ours: set[str]
                         ) -> tuple[int, heal_rules.HealDecision] | None:
