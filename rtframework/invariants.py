@@ -36,6 +36,14 @@ only findings that are present, identical (same amounts), in both passes
 are reported. An operation in flight finishes or moves on in between and
 its finding changes or disappears; a real violation stays put.
 
+Placement itself is read provider by provider, so one pass may see an
+instance's allocations partly before and partly after a move's claim
+step. A move that keeps tearing the reads the same way (a soak saw two
+passes in a row) would still be confirmed, so each pass reads the
+records again after placement: an instance whose record or migrations
+changed in between is *unsettled* and is not judged in that pass (its
+allocations may come from either side of the change).
+
 About 400 lines on purpose: the snapshot and the six checks over it are
 read together (each check's message names what the snapshot holds).
 """
@@ -111,6 +119,9 @@ class Snapshot:
     taken_at: float = field(default_factory=time.monotonic)
     # When the records were read (None: unknown, staleness is not judged).
     read_at: datetime.datetime | None = None
+    # Instances whose record or migrations changed while placement was
+    # read, and those migrations: consumers not judged in this snapshot.
+    unsettled: frozenset[str] = frozenset()
 
     def moves_of(self, instance_uuid: str) -> list[v.Migration]:
         """The instance's unfinished migrations, in the order read."""
@@ -130,10 +141,11 @@ class Snapshot:
 def take_snapshot(backend: PlacementBackend, store: ComputeStore, *,
                   own_trees_only: bool = False) -> Snapshot:
     """Read the records, then every provider's inventory, usage and
-    allocations. With ``own_trees_only`` only the trees of the records'
-    compute nodes and the storage pools serving them are read: for a
-    placement that other clouds share (their consumers would be orphans
-    here)."""
+    allocations, then the instance and migration records again (to tell
+    which instances were unsettled meanwhile). With ``own_trees_only``
+    only the trees of the records' compute nodes and the storage pools
+    serving them are read: for a placement that other clouds share (their
+    consumers would be orphans here)."""
     read_at = datetime.datetime.now(datetime.timezone.utc)
     instances = {i.uuid: i for i in store.list_instances()}
     migrations = {m.uuid: m for m in store.list_migrations()}
@@ -161,7 +173,21 @@ def take_snapshot(backend: PlacementBackend, store: ComputeStore, *,
             if kept:
                 held.setdefault(consumer, {})[provider.uuid] = kept
     return Snapshot(instances, migrations, node_roots, root_of, names, inventories, usages, held,
-                    pools, read_at=read_at)
+                    pools, read_at=read_at,
+                    unsettled=_changed_since(store, instances, migrations))
+
+
+def _changed_since(store: ComputeStore, instances: Mapping[str, v.Instance],
+                   migrations: Mapping[str, v.Migration]) -> frozenset[str]:
+    """Instances whose record, or one of whose migrations, is not as read
+    any more, and every migration of theirs (the consumers of the moves)."""
+    now = {i.uuid: i for i in store.list_instances()}
+    changed = {uuid for uuid in instances.keys() | now.keys()
+               if instances.get(uuid) != now.get(uuid)}
+    moves = {**migrations, **{m.uuid: m for m in store.list_migrations()}}
+    changed |= {m.instance_uuid for uuid, m in moves.items() if migrations.get(uuid) != m}
+    return frozenset(changed | {uuid for uuid, m in moves.items()
+                                if m.instance_uuid in changed})
 
 
 def _provider_state(backend: PlacementBackend, uuid: str, attempts: int = 5):
@@ -210,6 +236,8 @@ def check_snapshot(snap: Snapshot, stale_after: float = STALE_AFTER) -> list[Vio
     found: list[Violation] = []
     found += _consumers(snap)
     for instance in snap.instances.values():
+        if instance.uuid in snap.unsettled:
+            continue
         moves = snap.moves_of(instance.uuid)
         if moves:
             for migration in moves:
@@ -252,6 +280,8 @@ def _consumers(snap: Snapshot) -> list[Violation]:
     for consumer, alloc in sorted(snap.held.items()):
         migration = snap.migrations.get(consumer)
         instance = snap.instances.get(consumer)
+        if consumer in snap.unsettled:
+            continue
         if migration is not None:
             owner = snap.instances.get(migration.instance_uuid)
             if migration.finished or owner is None or owner.vm_state == v.DELETED:
