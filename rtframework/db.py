@@ -14,7 +14,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 import sqlalchemy as sa
 from alembic import command as alembic_command
@@ -80,10 +80,12 @@ def _refuse_unchosen_state_path(conf: cfg.ConfigOpts) -> None:
 
 def create_engine(url: str, pool_size: int = 5, max_overflow: int = 10,
                   wsrep_sync_wait: int = mysql_engine.DEFAULT_SYNC_WAIT,
-                  ping_every_checkout: bool = False) -> sa.Engine:
+                  ping_every_checkout: bool = False,
+                  pg_settings: Mapping[str, str] | None = None) -> sa.Engine:
     """An engine with the settings this project relies on.
 
-    PostgreSQL sessions run without JIT compilation. SQLite gets WAL mode
+    PostgreSQL sessions run without JIT compilation, and with
+    ``pg_settings`` (name -> value) besides. SQLite gets WAL mode
     (readers do not block the writer), a busy timeout, and ``BEGIN
     IMMEDIATE`` transactions so that two writers serialize at the start
     instead of failing at commit. MySQL, MariaDB and Galera: see
@@ -119,7 +121,9 @@ def create_engine(url: str, pool_size: int = 5, max_overflow: int = 10,
         # Our statements are short, but a candidate search over thousands
         # of providers is costed above jit_above_cost, and compiling it
         # then takes longer (~40 ms) than running it.
-        kwargs["connect_args"] = {"options": "-c jit=off"}
+        settings = {"jit": "off", **(pg_settings or {})}
+        kwargs["connect_args"] = {"options": " ".join(f"-c {k}={v}"
+                                                      for k, v in settings.items())}
     if parsed.get_backend_name() in mysql_engine.BACKENDS:
         engine = mysql_engine.create(parsed, kwargs, wsrep_sync_wait)
     else:
@@ -151,8 +155,10 @@ def _ping_when_idle(engine: sa.Engine) -> None:
             raise sa.exc.DisconnectionError("pooled connection lost")
 
 
-def engine_for(conf: cfg.ConfigOpts, group: str) -> sa.Engine:
-    """Engine for ``[database]`` or ``[placement_database]``.
+def engine_for(conf: cfg.ConfigOpts, group: str,
+               pg_settings: Mapping[str, str] | None = None) -> sa.Engine:
+    """Engine for ``[database]`` or ``[placement_database]`` (``pg_settings``:
+    see :func:`create_engine`).
 
     A connection that is not a URL, has a non-numeric port or names a
     database driver that is not installed is a ConfigError naming the option.
@@ -167,6 +173,7 @@ def engine_for(conf: cfg.ConfigOpts, group: str) -> sa.Engine:
             # Only the placement backend retries a call whose connection
             # was cut; the compute records must not meet a dead one.
             ping_every_checkout=group == "database",
+            pg_settings=pg_settings,
         )
     except (sa.exc.ArgumentError, ValueError, ImportError) as exc:
         from rtframework.conf import ConfigError

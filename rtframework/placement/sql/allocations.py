@@ -137,16 +137,18 @@ def _read_providers(conn: sa.Connection, uuids: list[str], ids: list[int]):
     return found
 
 
-def write(engine: sa.Engine, writes: Sequence[t.AllocationWrite]) -> None:
+def write(engine: sa.Engine, writes: Sequence[t.AllocationWrite],
+          statement_engine: sa.Engine | None = None) -> None:
     """One attempt at ``writes`` in its own transaction(s).
 
-    On PostgreSQL the one-statement write (:mod:`pg_write`) goes first;
-    whatever it declines (an error to name, a race, a consumer created
-    meanwhile) it leaves unwritten, for :func:`write_once`.
+    On PostgreSQL the one-statement write (:mod:`pg_write`) goes first, on
+    ``statement_engine`` (sessions with pg_write.SESSION_SETTINGS; default
+    ``engine``); whatever it declines (an error to name, a race, a consumer
+    created meanwhile) it leaves unwritten, for :func:`write_once`.
     """
     if engine.dialect.name == "postgresql":
         try:
-            with db.autocommit(engine) as conn:
+            with db.autocommit(statement_engine or engine) as conn:
                 if pg_write.try_write(conn, writes):
                     return
         except sa.exc.IntegrityError:

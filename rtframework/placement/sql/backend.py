@@ -32,6 +32,7 @@ from rtframework.placement.sql import aggregates as _aggregates
 from rtframework.placement.sql import (
     allocation_reads,
     candidates,
+    pg_write,
     providers,
     resource_classes,
     usages,
@@ -99,6 +100,11 @@ class SQLBackend(contract.PlacementBackend):
     def __init__(self, conf: cfg.ConfigOpts) -> None:
         super().__init__(conf)
         self.engine = db.engine_for(conf, GROUP)
+        # On PostgreSQL the one-statement allocation write has sessions of
+        # its own (see pg_write.SESSION_SETTINGS); elsewhere it is unused.
+        self.statement_engine = self.engine
+        if self.engine.dialect.name == "postgresql":
+            self.statement_engine = db.engine_for(conf, GROUP, pg_write.SESSION_SETTINGS)
         self.backoff = retry.Backoff(retries=conf.placement.conflict_retries)
         with _opening(conf):
             if conf[GROUP].auto_sync:
@@ -108,11 +114,12 @@ class SQLBackend(contract.PlacementBackend):
                     db.require_current(SCRIPT_LOCATION, self.engine, VERSION_TABLE,
                                        "placement")
                 except db.SchemaNotCurrent as exc:
-                    self.engine.dispose()
+                    self.close()
                     raise errors.BackendUnavailable(str(exc)) from exc
 
     def close(self) -> None:
         self.engine.dispose()
+        self.statement_engine.dispose()
 
     def _read(self):
         return db.read(self.engine)
@@ -209,7 +216,7 @@ class SQLBackend(contract.PlacementBackend):
         # reach the caller, who has to re-read and decide.
         writes = validation.allocation_writes(writes)
         with translated():
-            alloc.write(self.engine, writes)
+            alloc.write(self.engine, writes, self.statement_engine)
 
     def delete_allocations(self, consumer_uuid: str) -> None:
         consumer_uuid = validation.normalize_uuid(consumer_uuid, "consumer uuid")

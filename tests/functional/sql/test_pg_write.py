@@ -157,7 +157,9 @@ def _racing(backend, rival_sql: str, params: dict, write) -> list:
         if threading.current_thread() is writer:
             writer_pids.add(conn.connection.dbapi_connection.get_backend_pid())
 
-    sa.event.listen(backend.engine, "before_cursor_execute", note_writer)
+    engines = {backend.engine, backend.statement_engine}
+    for engine in engines:
+        sa.event.listen(engine, "before_cursor_execute", note_writer)
     try:
         with backend.engine.connect() as rival:
             rival_pid = rival.execute(sa.text("SELECT pg_backend_pid()")).scalar()
@@ -167,7 +169,8 @@ def _racing(backend, rival_sql: str, params: dict, write) -> list:
             rival.commit()
             writer.join(60)
     finally:
-        sa.event.remove(backend.engine, "before_cursor_execute", note_writer)
+        for engine in engines:
+            sa.event.remove(engine, "before_cursor_execute", note_writer)
     assert outcome, "the write did not finish"
     return outcome
 
@@ -229,7 +232,7 @@ def _statements(backend, prefix: str) -> list[int]:
         if statement.lstrip().upper().startswith(prefix):
             seen.append(conn.connection.dbapi_connection.get_backend_pid())
 
-    sa.event.listen(backend.engine, "before_cursor_execute", note)
+    sa.event.listen(backend.statement_engine, "before_cursor_execute", note)
     return seen
 
 
@@ -247,7 +250,7 @@ def test_a_session_that_prepared_it_already_writes_in_one_statement(backend, cal
     # The connection's note that it prepared the statement is gone (as
     # after a failure between PREPARE and noting it): PREPARE says it
     # exists, and the write goes on with it.
-    sa.event.listen(backend.engine, "checkout",
+    sa.event.listen(backend.statement_engine, "checkout",
                     lambda _dbapi, record, _proxy: record.info.pop(pg_write._PREPARED, None))
     provider = _provider(backend)
     mine = _new()
@@ -275,7 +278,7 @@ def test_a_session_that_lost_the_statement_is_declined_once_then_prepares_again(
             dbapi.commit()
             lost.append(dbapi.get_backend_pid())
 
-    sa.event.listen(backend.engine, "checkout", forget)
+    sa.event.listen(backend.statement_engine, "checkout", forget)
     for generation in (1, 2, 3):
         _claim(backend, mine, {provider: {"VCPU": 2 + generation}}, generation)
     assert lost
@@ -286,3 +289,24 @@ def test_a_session_that_lost_the_statement_is_declined_once_then_prepares_again(
     assert calls[:at] + calls[at + 2:] == ["fast"] * 3
     got = backend.get_consumer_allocations(mine)
     assert (got.allocations, got.generation) == ({provider: {"VCPU": 5}}, 4)
+
+
+def test_the_plan_reads_consumers_and_allocations_through_their_indexes(backend, calls):
+    """A new database has no statistics yet: a plan left to the planner
+    then scans the consumers and allocations tables whole, and each write
+    costs more as they grow (see pg_write.SESSION_SETTINGS)."""
+    provider = _provider(backend, total=1000)
+    for _ in range(20):
+        _claim(backend, _new(), {provider: {"VCPU": 1}})
+    assert calls == ["fast"] * 20
+    mine = _new()
+    with backend.statement_engine.connect() as conn:
+        if not conn.connection.info.get(pg_write._PREPARED):
+            conn.execute(pg_write._PREPARE)
+        plan = "\n".join(conn.execute(sa.text("EXPLAIN " + pg_write._EXECUTE.text), {
+            "w_uuids": [mine], "w_gens": [None], "w_projects": ["p"], "w_users": ["u"],
+            "w_types": ["INSTANCE"], "w_holds": [True], "r_consumers": [mine],
+            "r_providers": [provider], "r_classes": ["VCPU"], "r_used": [1]}).scalars())
+        conn.rollback()
+    assert "Seq Scan on allocations" not in plan and "Seq Scan on consumers" not in plan, plan
+    assert "Index" in plan

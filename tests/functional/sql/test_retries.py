@@ -25,11 +25,11 @@ def _aborting(monkeypatch, times: int, exc: Exception) -> list[int]:
     real = alloc.write
     calls: list[int] = []
 
-    def write(engine, writes):
+    def write(engine, writes, statement_engine=None):
         calls.append(1)
         if len(calls) <= times:
             raise exc
-        return real(engine, writes)
+        return real(engine, writes, statement_engine)
 
     monkeypatch.setattr(alloc, "write", write)
     monkeypatch.setattr("time.sleep", lambda _s: None)
