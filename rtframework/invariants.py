@@ -38,11 +38,14 @@ its finding changes or disappears; a real violation stays put.
 
 Placement itself is read provider by provider, so one pass may see an
 instance's allocations partly before and partly after a move's claim
-step. A move that keeps tearing the reads the same way (a soak saw two
-passes in a row) would still be confirmed, so each pass reads the
-records again after placement: an instance whose record or migrations
-changed in between is *unsettled* and is not judged in that pass (its
-allocations may come from either side of the change).
+step. A soak once saw the same torn read in both passes: records read
+before a move began, some providers read after its claim. So each pass
+reads the records again after placement: an instance whose record or
+migrations changed in between is *unsettled* and is not judged in that
+pass (its allocations may come from either side of the change), nor are
+its unfinished or changed migrations. A tear whose records do not change
+meanwhile (a claim step of a move already recorded) is left to the two
+passes, as before.
 
 About 400 lines on purpose: the snapshot and the six checks over it are
 read together (each check's message names what the snapshot holds).
@@ -180,14 +183,18 @@ def take_snapshot(backend: PlacementBackend, store: ComputeStore, *,
 def _changed_since(store: ComputeStore, instances: Mapping[str, v.Instance],
                    migrations: Mapping[str, v.Migration]) -> frozenset[str]:
     """Instances whose record, or one of whose migrations, is not as read
-    any more, and every migration of theirs (the consumers of the moves)."""
+    any more, and those of their migrations that changed or are unfinished
+    (the consumers of their moves; a finished one left alone is judged)."""
     now = {i.uuid: i for i in store.list_instances()}
     changed = {uuid for uuid in instances.keys() | now.keys()
                if instances.get(uuid) != now.get(uuid)}
-    moves = {**migrations, **{m.uuid: m for m in store.list_migrations()}}
-    changed |= {m.instance_uuid for uuid, m in moves.items() if migrations.get(uuid) != m}
-    return frozenset(changed | {uuid for uuid, m in moves.items()
-                                if m.instance_uuid in changed})
+    after = {m.uuid: m for m in store.list_migrations()}
+    latest = {**migrations, **after}
+    moved = {uuid for uuid in latest if migrations.get(uuid) != after.get(uuid)}
+    changed |= {latest[uuid].instance_uuid for uuid in moved}
+    return frozenset(changed | {uuid for uuid, m in latest.items()
+                                if m.instance_uuid in changed
+                                and (uuid in moved or not m.finished)})
 
 
 def _provider_state(backend: PlacementBackend, uuid: str, attempts: int = 5):

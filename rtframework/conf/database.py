@@ -33,9 +33,10 @@ def _opts(default_file: str) -> list[cfg.Opt]:
         cfg.IntOpt(
             "pool_size", default=5, min=1,
             help="Connections kept open per process (server databases only). "
-            "On PostgreSQL, [placement_database] keeps a second pool of this "
-            "size for its one-statement allocation writes (their sessions "
-            "plan that statement once, without sequential scans).",
+            "On PostgreSQL 12 and newer, [placement_database] keeps a second "
+            "pool, as large (pool_size and max_overflow), for its one-statement "
+            "allocation writes (their sessions plan that statement once, "
+            "without sequential scans).",
         ),
         cfg.IntOpt(
             "max_overflow", default=10, min=0,

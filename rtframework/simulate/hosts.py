@@ -73,11 +73,12 @@ class Host:
         self.passes = 0
         self.failed_passes = 0
         self.faults_on = faults.db_fault_rate > 0
-        for engine in {self.backend.wrapped.engine, self.store.engine}:
+        engines = dict.fromkeys((*self.backend.wrapped.engines, self.store.engine))
+        for engine in engines:
             chaos.relax_durability(engine)
         if self.faults_on:
             rng = random.Random(f"{faults.seed}/{name}")
-            for engine in {self.backend.wrapped.engine, self.store.engine}:
+            for engine in engines:
                 chaos.install_db_faults(engine, faults.db_fault_rate, rng, self._faulty)
 
     def _faulty(self) -> bool:

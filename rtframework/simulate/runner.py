@@ -83,7 +83,7 @@ class Soak:
             sql_backend.sync_schema(self.conf)
             self.backend = load_backend(build_conf(self.host_settings))
             self.store = dbnodes.Steady(ComputeStore.from_conf(build_conf(self.host_settings)))
-            for engine in (self.backend.engine, self.store.engine):
+            for engine in (*self.backend.engines, self.store.engine):
                 chaos.relax_durability(engine)
             cloud.prepare(self.backend, self.options.cloud, self.options.hosts,
                           self.options.disk_gb)

@@ -100,26 +100,36 @@ class SQLBackend(contract.PlacementBackend):
     def __init__(self, conf: cfg.ConfigOpts) -> None:
         super().__init__(conf)
         self.engine = db.engine_for(conf, GROUP)
-        # On PostgreSQL the one-statement allocation write has sessions of
-        # its own (see pg_write.SESSION_SETTINGS); elsewhere it is unused.
+        # The one-statement allocation write's sessions (see
+        # pg_write.SESSION_SETTINGS): on PostgreSQL 12 and newer an engine
+        # of their own, elsewhere this one (unused but on PostgreSQL).
         self.statement_engine = self.engine
-        if self.engine.dialect.name == "postgresql":
-            self.statement_engine = db.engine_for(conf, GROUP, pg_write.SESSION_SETTINGS)
         self.backoff = retry.Backoff(retries=conf.placement.conflict_retries)
-        with _opening(conf):
-            if conf[GROUP].auto_sync:
-                upgrade_schema(self.engine)
-            else:
-                try:
-                    db.require_current(SCRIPT_LOCATION, self.engine, VERSION_TABLE,
-                                       "placement")
-                except db.SchemaNotCurrent as exc:
-                    self.close()
-                    raise errors.BackendUnavailable(str(exc)) from exc
+        try:
+            with _opening(conf):
+                if conf[GROUP].auto_sync:
+                    upgrade_schema(self.engine)
+                else:
+                    try:
+                        db.require_current(SCRIPT_LOCATION, self.engine, VERSION_TABLE,
+                                           "placement")
+                    except db.SchemaNotCurrent as exc:
+                        raise errors.BackendUnavailable(str(exc)) from exc
+        except BaseException:
+            self.close()
+            raise
+        if self.engine.dialect.name == "postgresql" and \
+                self.engine.dialect.server_version_info >= pg_write.SESSION_SETTINGS_SINCE:
+            self.statement_engine = db.engine_for(conf, GROUP, pg_write.SESSION_SETTINGS)
+
+    @property
+    def engines(self) -> tuple[sa.Engine, ...]:
+        """Every engine this backend opens (one, or two on PostgreSQL)."""
+        return tuple(dict.fromkeys((self.engine, self.statement_engine)))
 
     def close(self) -> None:
-        self.engine.dispose()
-        self.statement_engine.dispose()
+        for engine in self.engines:
+            engine.dispose()
 
     def _read(self):
         return db.read(self.engine)

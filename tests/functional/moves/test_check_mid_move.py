@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from rtframework import invariants
-from rtframework.moves import live, migrate
+from rtframework.moves import live, migrate, resize
 from rtframework.proxy import CallProxy
 from tests.functional.moves.test_nested import F, device_of, fpga_cloud  # noqa: F401
 
@@ -40,8 +40,9 @@ def _check(cloud, backend) -> list[invariants.Violation]:
 
 @pytest.mark.parametrize("move", ["migrate", "live migration that fails"])
 def test_a_move_while_placement_is_read_is_left_to_the_next_check(fpga_cloud, move):  # noqa: F811
-    """Two hosts of two providers each: the move begins after the first
-    provider is read; a failing one is rolled back after the second."""
+    """Two hosts of two providers each, read tree by tree: the move begins
+    after the first provider is read; a failing one is rolled back before
+    the last, so every order of the trees sees part of it."""
     cloud = fpga_cloud
     vm = cloud.boot("a", F)
     started = []
@@ -54,7 +55,7 @@ def test_a_move_while_placement_is_read_is_left_to_the_next_check(fpga_cloud, mo
 
     steps = {1: start}
     if move != "migrate":
-        steps[2] = lambda: live.rollback(cloud.ctx, started[0].uuid)
+        steps[3] = lambda: live.rollback(cloud.ctx, started[0].uuid)
     racing = _MoveWhileReading(cloud.backend, steps)
     assert _check(cloud, racing) == []
     assert racing.ran == len(steps)
@@ -75,3 +76,21 @@ def test_a_real_finding_still_shows_while_another_instance_moves(fpga_cloud):  #
     assert racing.ran == 1
     assert [(f.kind, f.consumer_uuid) for f in found] == [
         (invariants.WRONG_ALLOCATION, broken.uuid)]
+
+
+def test_a_finished_move_that_leaked_is_found_while_its_instance_moves(fpga_cloud):  # noqa: F811
+    """Only the moves of an unsettled instance that changed or are still
+    running are left out; a finished one that still holds is judged."""
+    cloud = fpga_cloud
+    vm = cloud.boot("a", F)
+    done = migrate.migrate(cloud.ctx, vm.uuid, to_host=cloud.host("b"))
+    resize.confirm(cloud.ctx, done.uuid)
+    cloud.backend.put_allocations(done.uuid, {cloud.root("a"): {"VCPU": 1}},
+                                  project_id=vm.project_id, user_id=vm.user_id,
+                                  consumer_generation=None)
+    racing = _MoveWhileReading(cloud.backend, {
+        1: lambda: migrate.start(cloud.ctx, vm.uuid, to_host=cloud.host("a"))})
+    found = _check(cloud, racing)
+    assert racing.ran == 1
+    assert [(f.kind, f.consumer_uuid) for f in found] == [
+        (invariants.LEAKED_MIGRATION_CONSUMER, done.uuid)]

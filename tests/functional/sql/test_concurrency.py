@@ -86,7 +86,8 @@ def test_processes_never_exceed_capacity(backend, provider, database_url, tmp_pa
     consumers = [str(uuid.uuid4()) for _ in range(WRITERS)]
     # The children open their own engines; the parent's pooled connections
     # must not be shared across fork.
-    backend.engine.dispose()
+    for engine in backend.engines:
+        engine.dispose()
     procs = [ctx.Process(target=_process_writer,
                          args=(database_url, str(tmp_path), provider, c, start, results))
              for c in consumers]

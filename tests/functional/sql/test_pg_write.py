@@ -157,7 +157,7 @@ def _racing(backend, rival_sql: str, params: dict, write) -> list:
         if threading.current_thread() is writer:
             writer_pids.add(conn.connection.dbapi_connection.get_backend_pid())
 
-    engines = {backend.engine, backend.statement_engine}
+    engines = backend.engines
     for engine in engines:
         sa.event.listen(engine, "before_cursor_execute", note_writer)
     try:
@@ -310,3 +310,14 @@ def test_the_plan_reads_consumers_and_allocations_through_their_indexes(backend,
         conn.rollback()
     assert "Seq Scan on allocations" not in plan and "Seq Scan on consumers" not in plan, plan
     assert "Index" in plan
+
+
+def test_only_the_statement_sessions_plan_generically_without_sequential_scans(backend):
+    def settings(engine) -> tuple[str, str]:
+        with engine.connect() as conn:
+            return (conn.exec_driver_sql("SHOW plan_cache_mode").scalar(),
+                    conn.exec_driver_sql("SHOW enable_seqscan").scalar())
+
+    assert settings(backend.statement_engine) == ("force_generic_plan", "off")
+    # Searches and the general write plan as the server is configured.
+    assert settings(backend.engine) == ("auto", "on")
