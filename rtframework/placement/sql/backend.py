@@ -115,12 +115,14 @@ class SQLBackend(contract.PlacementBackend):
                                            "placement")
                     except db.SchemaNotCurrent as exc:
                         raise errors.BackendUnavailable(str(exc)) from exc
+            # Known once the schema check connected.
+            version = self.engine.dialect.server_version_info or (0,)
+            if self.engine.dialect.name == "postgresql" and \
+                    version >= pg_write.SESSION_SETTINGS_SINCE:
+                self.statement_engine = db.engine_for(conf, GROUP, pg_write.SESSION_SETTINGS)
         except BaseException:
             self.close()
             raise
-        if self.engine.dialect.name == "postgresql" and \
-                self.engine.dialect.server_version_info >= pg_write.SESSION_SETTINGS_SINCE:
-            self.statement_engine = db.engine_for(conf, GROUP, pg_write.SESSION_SETTINGS)
 
     @property
     def engines(self) -> tuple[sa.Engine, ...]:

@@ -11,7 +11,7 @@ import pytest
 from rtframework import invariants
 from rtframework.moves import live, migrate, resize
 from rtframework.proxy import CallProxy
-from tests.functional.moves.test_nested import F, device_of, fpga_cloud  # noqa: F401
+from tests.functional.moves.test_nested import F, fpga_cloud  # noqa: F401
 
 pytestmark = pytest.mark.placement
 
