@@ -99,10 +99,12 @@ def settings_for(options: Options, state_path: str) -> list[tuple]:
         url_p = f"sqlite:///{os.path.join(state_path, 'placement.sqlite')}"
     else:
         url_c = url_p = url
-    # A host process has three threads (periodic, operations, heartbeat) on
-    # one engine: three connections each, or 20 hosts exhaust a server's
-    # 100 clients.
-    pool, overflow = (options.hosts + 5, 10) if not options.processes else (3, 0)
+    # A host process has three threads (periodic, operations, heartbeat)
+    # and on PostgreSQL two engines (allocation writes have their own): two
+    # connections each at most, or 20 hosts exhaust a server's 100 clients
+    # (20 hosts, 300 operations with kills: 99 at most, as with one engine
+    # of three before; three each on two engines came to 123).
+    pool, overflow = (options.hosts + 5, 10) if not options.processes else (2, 0)
     return [
         (None, "state_path", state_path),
         (None, "compute_driver", "fake"),
