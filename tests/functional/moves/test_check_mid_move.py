@@ -33,6 +33,16 @@ class _MoveWhileReading(CallProxy):
         return self.wrapped.get_inventories(uuid_)
 
 
+def _found_while_migrating(cloud, instance: str, to: str) -> list[tuple[str, str]]:
+    """(kind, consumer) of what one check finds while ``instance`` begins a
+    migration to host ``to`` after the first provider is read."""
+    racing = _MoveWhileReading(cloud.backend, {
+        1: lambda: migrate.start(cloud.ctx, instance, to_host=cloud.host(to))})
+    found = _check(cloud, racing)
+    assert racing.ran == 1
+    return [(f.kind, f.consumer_uuid) for f in found]
+
+
 def _check(cloud, backend) -> list[invariants.Violation]:
     return invariants.check(backend, cloud.store, recheck_delay=-1,
                             own_trees_only=True)
@@ -70,12 +80,8 @@ def test_a_real_finding_still_shows_while_another_instance_moves(fpga_cloud):  #
     cloud.backend.put_allocations(broken.uuid, {cloud.root("a"): {"VCPU": 1, "MEMORY_MB": 1024}},
                                   project_id=held.project_id, user_id=held.user_id,
                                   consumer_generation=held.generation)
-    racing = _MoveWhileReading(cloud.backend, {
-        1: lambda: migrate.start(cloud.ctx, moving.uuid, to_host=cloud.host("b"))})
-    found = _check(cloud, racing)
-    assert racing.ran == 1
-    assert [(f.kind, f.consumer_uuid) for f in found] == [
-        (invariants.WRONG_ALLOCATION, broken.uuid)]
+    found = _found_while_migrating(cloud, moving.uuid, "b")
+    assert found == [(invariants.WRONG_ALLOCATION, broken.uuid)]
 
 
 def test_a_finished_move_that_leaked_is_found_while_its_instance_moves(fpga_cloud):  # noqa: F811
@@ -88,9 +94,5 @@ def test_a_finished_move_that_leaked_is_found_while_its_instance_moves(fpga_clou
     cloud.backend.put_allocations(done.uuid, {cloud.root("a"): {"VCPU": 1}},
                                   project_id=vm.project_id, user_id=vm.user_id,
                                   consumer_generation=None)
-    racing = _MoveWhileReading(cloud.backend, {
-        1: lambda: migrate.start(cloud.ctx, vm.uuid, to_host=cloud.host("a"))})
-    found = _check(cloud, racing)
-    assert racing.ran == 1
-    assert [(f.kind, f.consumer_uuid) for f in found] == [
-        (invariants.LEAKED_MIGRATION_CONSUMER, done.uuid)]
+    found = _found_while_migrating(cloud, vm.uuid, "a")
+    assert found == [(invariants.LEAKED_MIGRATION_CONSUMER, done.uuid)]
