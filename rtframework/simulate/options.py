@@ -103,7 +103,7 @@ def settings_for(options: Options, state_path: str) -> list[tuple]:
     # and on PostgreSQL two engines (allocation writes have their own): two
     # connections each at most, or 20 hosts exhaust a server's 100 clients
     # (20 hosts, 300 operations with kills: 99 at most, as with one engine
-    # of three before; three each on two engines came to 123).
+    # of three before; three each on two engines came to 118).
     pool, overflow = (options.hosts + 5, 10) if not options.processes else (2, 0)
     return [
         (None, "state_path", state_path),
