@@ -285,10 +285,10 @@ def _consumers(snap: Snapshot) -> list[Violation]:
     """Invariant 4: who may hold anything at all."""
     found = []
     for consumer, alloc in sorted(snap.held.items()):
-        migration = snap.migrations.get(consumer)
-        instance = snap.instances.get(consumer)
         if consumer in snap.unsettled:
             continue
+        migration = snap.migrations.get(consumer)
+        instance = snap.instances.get(consumer)
         if migration is not None:
             owner = snap.instances.get(migration.instance_uuid)
             if migration.finished or owner is None or owner.vm_state == v.DELETED:

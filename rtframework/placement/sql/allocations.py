@@ -138,17 +138,17 @@ def _read_providers(conn: sa.Connection, uuids: list[str], ids: list[int]):
 
 
 def write(engine: sa.Engine, writes: Sequence[t.AllocationWrite],
-          statement_engine: sa.Engine | None = None) -> None:
+          statement_engine: sa.Engine) -> None:
     """One attempt at ``writes`` in its own transaction(s).
 
     On PostgreSQL the one-statement write (:mod:`pg_write`) goes first, on
-    ``statement_engine`` (sessions with pg_write.SESSION_SETTINGS; default
-    ``engine``); whatever it declines (an error to name, a race, a consumer
-    created meanwhile) it leaves unwritten, for :func:`write_once`.
+    ``statement_engine`` (sessions with pg_write.SESSION_SETTINGS, or
+    ``engine`` itself); whatever it declines (an error to name, a race, a
+    consumer created meanwhile) it leaves unwritten, for :func:`write_once`.
     """
     if engine.dialect.name == "postgresql":
         try:
-            with db.autocommit(statement_engine or engine) as conn:
+            with db.autocommit(statement_engine) as conn:
                 if pg_write.try_write(conn, writes):
                     return
         except sa.exc.IntegrityError:

@@ -101,8 +101,9 @@ class SQLBackend(contract.PlacementBackend):
         super().__init__(conf)
         self.engine = db.engine_for(conf, GROUP)
         # The one-statement allocation write's sessions (see
-        # pg_write.SESSION_SETTINGS): on PostgreSQL 12 and newer an engine
-        # of their own, elsewhere this one (unused but on PostgreSQL).
+        # pg_write.SESSION_SETTINGS): an engine of their own on PostgreSQL
+        # 12 and newer; this one on older servers (other engines have no
+        # such write).
         self.statement_engine = self.engine
         self.backoff = retry.Backoff(retries=conf.placement.conflict_retries)
         try:

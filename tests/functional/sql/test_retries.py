@@ -25,7 +25,7 @@ def _aborting(monkeypatch, times: int, exc: Exception) -> list[int]:
     real = alloc.write
     calls: list[int] = []
 
-    def write(engine, writes, statement_engine=None):
+    def write(engine, writes, statement_engine):
         calls.append(1)
         if len(calls) <= times:
             raise exc
