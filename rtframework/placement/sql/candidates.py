@@ -165,29 +165,35 @@ def _tuples(result: sa.CursorResult) -> list[tuple]:
 
 @functools.lru_cache(maxsize=256)
 def _mariadb_search(shape: tuple, dialect: sa.Dialect) -> sa.engine.Compiled:
-    return _search_statement(shape, True).compile(dialect=dialect)
+    return _search_statement(shape, True, False).compile(dialect=dialect)
 
 
-def _tree_columns() -> tuple[sa.ColumnElement, ...]:
-    """Per provider of a tree, one row per inventory class (or one row
-    without): ids, uuid, the inventory with its stored usage, and the
-    provider's traits as one comma-separated string (trait names have no
-    commas). Parent and root uuids are the tree's own rows, so no join of
-    the provider table with itself is needed."""
+def _trees_of(roots: sa.FromClause | None, lateral: bool) -> sa.Select:
+    """Per provider of the trees of the ``roots`` subquery's ids (or of the
+    list :roots), one row per inventory class (or one row without): ids,
+    uuid, the inventory with its stored usage, and the provider's traits as
+    one comma-separated string (trait names have no commas). Parent and
+    root uuids are the trees' own rows, so no join of the provider table
+    with itself is needed.
+
+    With ``lateral`` (PostgreSQL) the traits are gathered once per provider
+    rather than once per row: a limit-1000 search returns 3,000 rows.
+    """
     rp, inv, pt = m.resource_providers, m.inventories, m.provider_traits
-    traits = (sa.select(sa.func.aggregate_strings(pt.c.trait, ","))
-              .where(pt.c.resource_provider_id == rp.c.id).scalar_subquery())
-    return (rp.c.id, rp.c.uuid, rp.c.parent_provider_id, rp.c.root_provider_id,
-            inv.c.resource_class, inv.c.total, inv.c.reserved, inv.c.min_unit,
-            inv.c.max_unit, inv.c.step_size, inv.c.allocation_ratio, inv.c.used,
-            traits.label("traits"))
-
-
-def _trees_of(roots: sa.FromClause | None) -> sa.Select:
-    """The trees of the ``roots`` subquery's ids, or of the list :roots."""
-    rp, inv = m.resource_providers, m.inventories
-    source = rp.outerjoin(inv, inv.c.resource_provider_id == rp.c.id)
-    stmt = sa.select(*_tree_columns())
+    names = (sa.select(sa.func.aggregate_strings(pt.c.trait, ",").label("traits"))
+             .where(pt.c.resource_provider_id == rp.c.id))
+    if lateral:
+        names = names.lateral("provider_trait_names")
+        source = rp.outerjoin(names, sa.true()).outerjoin(
+            inv, inv.c.resource_provider_id == rp.c.id)
+        traits = names.c.traits
+    else:
+        source = rp.outerjoin(inv, inv.c.resource_provider_id == rp.c.id)
+        traits = names.scalar_subquery().label("traits")
+    stmt = sa.select(rp.c.id, rp.c.uuid, rp.c.parent_provider_id, rp.c.root_provider_id,
+                     inv.c.resource_class, inv.c.total, inv.c.reserved, inv.c.min_unit,
+                     inv.c.max_unit, inv.c.step_size, inv.c.allocation_ratio, inv.c.used,
+                     traits)
     if roots is None:
         stmt = stmt.select_from(source).where(
             rp.c.root_provider_id.in_(sa.bindparam("roots", expanding=True)))
@@ -197,14 +203,19 @@ def _trees_of(roots: sa.FromClause | None) -> sa.Select:
     return stmt.order_by(rp.c.id, inv.c.resource_class)  # summaries list classes in order
 
 
-_TREES = _trees_of(None)
+# The trees of a list of roots, by ``lateral``.
+_TREES = {lateral: _trees_of(None, lateral) for lateral in (False, True)}
+
+
+def _lateral(conn: sa.Connection) -> bool:
+    return conn.dialect.name == "postgresql"
 
 
 @functools.lru_cache(maxsize=256)
-def _search_statement(shape: tuple, limited: bool) -> sa.Select:
+def _search_statement(shape: tuple, limited: bool, lateral: bool) -> sa.Select:
     """The matching roots and their trees in one statement: the roots in
     id order after :after, at most :batch of them when ``limited``."""
-    return _trees_of(_roots_statement(*shape, limited).subquery("roots"))
+    return _trees_of(_roots_statement(*shape, limited).subquery("roots"), lateral)
 
 
 def find(conn: sa.Connection, query: t.CandidateQuery) -> t.AllocationCandidates:
@@ -240,7 +251,8 @@ def find(conn: sa.Connection, query: t.CandidateQuery) -> t.AllocationCandidates
         if batch is not None and query.required_traits and mariadb:
             rows = _without_semijoins(conn, shape, params)
         else:
-            rows = _tuples(conn.execute(_search_statement(shape, batch is not None), params))
+            rows = _tuples(conn.execute(
+                _search_statement(shape, batch is not None, _lateral(conn)), params))
         trees = _Trees.from_rows(conn, rows, with_aggregates=with_aggregates)
         roots = sorted(trees.by_root)
         if not roots:
@@ -299,12 +311,13 @@ class _Trees:
     @classmethod
     def load(cls, conn: sa.Connection, roots: list[int], *, with_aggregates: bool) -> _Trees:
         """The trees of ``roots``."""
-        return cls.from_rows(conn, _tuples(conn.execute(_TREES, {"roots": roots})),
+        return cls.from_rows(conn, _tuples(conn.execute(_TREES[_lateral(conn)],
+                                                        {"roots": roots})),
                              with_aggregates=with_aggregates)
 
     @classmethod
     def from_rows(cls, conn: sa.Connection, rows: list, *, with_aggregates: bool) -> _Trees:
-        """Trees from the rows of :func:`_tree_columns`, in provider id
+        """Trees from the rows of :func:`_trees_of`, in provider id
         order (and their providers' aggregates, read in one more query,
         when asked)."""
         nodes: dict[int, _Node] = {}
