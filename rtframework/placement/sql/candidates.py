@@ -317,9 +317,8 @@ class _Trees:
 
     @classmethod
     def from_rows(cls, conn: sa.Connection, rows: list, *, with_aggregates: bool) -> _Trees:
-        """Trees from the rows of :func:`_trees_of`, in provider id
-        order (and their providers' aggregates, read in one more query,
-        when asked)."""
+        """Trees from the rows of :func:`_trees_of` (and their providers'
+        aggregates, read in one more query, when asked)."""
         nodes: dict[int, _Node] = {}
         # Like hosts have like traits: equal sets are shared.
         trait_sets: dict[str, frozenset[str]] = {}
@@ -327,6 +326,8 @@ class _Trees:
         for (pid, uuid, parent_id, root_id, rc, total, reserved, min_unit, max_unit,
              step_size, ratio, used, traits) in rows:
             if node is None or node.id != pid:
+                node = nodes.get(pid)
+            if node is None:
                 node = nodes[pid] = _Node(pid, uuid, parent_id, root_id)
                 if traits:
                     found = trait_sets.get(traits)
