@@ -83,13 +83,14 @@ def _hosts_of(store: ComputeStore, consumer: str | None) -> list[str]:
 
 def audit(
     backend: PlacementBackend, store: ComputeStore, *, recheck_delay: float = 0.5,
-    stale_after: float = invariants.STALE_AFTER,
+    stale_after: float = invariants.STALE_AFTER, unjudged: set[str] | None = None,
 ) -> list[invariants.Violation]:
     """Orphans, missing, wrong and multi-host allocations, interrupted
     operations, then the audit findings hosts recorded about consumers that
-    are still wrong (kind ``host_<kind>``)."""
+    are still wrong (kind ``host_<kind>``). ``unjudged``: see
+    :func:`invariants.check`."""
     found = [f for f in invariants.check(backend, store, recheck_delay=recheck_delay,
-                                         stale_after=stale_after)
+                                         stale_after=stale_after, unjudged=unjudged)
              if f.kind in AUDIT_KINDS]
     flagged = {f.consumer_uuid for f in found}
     seen = set()

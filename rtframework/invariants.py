@@ -259,12 +259,19 @@ def check_snapshot(snap: Snapshot, stale_after: float = STALE_AFTER) -> list[Vio
 def check(
     backend: PlacementBackend, store: ComputeStore, *, recheck_delay: float = 0.5,
     stale_after: float = STALE_AFTER, own_trees_only: bool = False,
+    unjudged: set[str] | None = None,
 ) -> list[Violation]:
     """Violations seen in two passes ``recheck_delay`` seconds apart (see the
     module docstring); ``recheck_delay`` < 0 reports a single pass.
-    ``own_trees_only``: see :func:`take_snapshot`."""
+    ``own_trees_only``: see :func:`take_snapshot`. ``unjudged``, when
+    given, receives the instances a pass left unjudged because they
+    changed while it read (unsettled): a finding about them needs another
+    check."""
     def snapshot() -> Snapshot:
-        return take_snapshot(backend, store, own_trees_only=own_trees_only)
+        snap = take_snapshot(backend, store, own_trees_only=own_trees_only)
+        if unjudged is not None:
+            unjudged.update(snap.unsettled & snap.instances.keys())
+        return snap
 
     first = check_snapshot(snapshot(), stale_after)
     if not first or recheck_delay < 0:

@@ -78,6 +78,15 @@ class _ExitOnFindings(Lister):
         status = super().run(parsed_args)
         return 1 if self.failed else status
 
+    def _say_unjudged(self, unjudged: set[str]) -> None:
+        """On stderr, so that the listed findings stay machine-readable."""
+        if unjudged:
+            label = self._names()
+            self.app.stderr.write(
+                f"note: {len(unjudged)} instance(s) changed while they were read and were "
+                "not judged; check again to judge them: "
+                + ", ".join(f"{u} ({label.consumer(u)})" for u in sorted(unjudged)) + "\n")
+
 
 class Check(_ExitOnFindings):
     """Check every accounting invariant; list the violations."""
@@ -86,9 +95,11 @@ class Check(_ExitOnFindings):
         return _add_stale_after(_add_recheck(super().get_parser(prog_name)))
 
     def take_action(self, parsed_args):
+        unjudged: set[str] = set()
         found = invariants.check(self.app.backend, self.app.compute,
                                  recheck_delay=parsed_args.recheck_delay,
-                                 stale_after=parsed_args.stale_after)
+                                 stale_after=parsed_args.stale_after, unjudged=unjudged)
+        self._say_unjudged(unjudged)
         self.failed = bool(found)
         return _FINDING_COLUMNS, _finding_rows(found, self._names(), self.app.compute)
 
@@ -115,8 +126,10 @@ class Audit(_ExitOnFindings):
 
     def take_action(self, parsed_args):
         backend, store = self.app.backend, self.app.compute
+        unjudged: set[str] = set()
         found = audit.audit(backend, store, recheck_delay=parsed_args.recheck_delay,
-                            stale_after=parsed_args.stale_after)
+                            stale_after=parsed_args.stale_after, unjudged=unjudged)
+        self._say_unjudged(unjudged)
         self.failed = bool(found)
         if not parsed_args.delete:
             return _FINDING_COLUMNS, _finding_rows(found, self._names(), store)

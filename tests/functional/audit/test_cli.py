@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import uuid
 
@@ -42,6 +43,31 @@ def test_check_of_a_healthy_cloud_is_empty_and_exits_zero(rtf):
     _boot(rtf)
     assert _json(rtf, "check") == []
     assert _json(rtf, "audit") == []
+
+
+@pytest.mark.parametrize("command", ["check", "audit"])
+def test_check_says_on_stderr_which_instances_it_left_unjudged(rtf, monkeypatch, command):
+    """An instance whose record changed while the check read placement is
+    not judged (see invariants.take_snapshot); the check says so, apart
+    from its machine-readable findings."""
+    from rtframework import invariants
+
+    rtf("compute", "update")
+    web = _boot(rtf)["UUID"]
+    read = invariants.take_snapshot
+
+    def moving_meanwhile(*args, **kwargs):
+        snap = read(*args, **kwargs)
+        return dataclasses.replace(snap, unsettled=snap.unsettled | {web})
+
+    monkeypatch.setattr(invariants, "take_snapshot", moving_meanwhile)
+    code, out, err = rtf(command, "-f", "json", "--recheck-delay", "0")
+    assert (code, json.loads(out)) == (0, [])
+    assert "note: 1 instance(s) changed while they were read and were not judged" in err
+    assert f"{web} (web)" in err
+    monkeypatch.setattr(invariants, "take_snapshot", read)
+    code, out, err = rtf(command, "-f", "json", "--recheck-delay", "0")
+    assert (code, json.loads(out), err) == (0, [], "")
 
 
 def test_check_names_an_orphan_and_audit_delete_removes_it(rtf, cloud):

@@ -96,3 +96,20 @@ def test_a_finished_move_that_leaked_is_found_while_its_instance_moves(fpga_clou
                                   consumer_generation=None)
     found = _found_while_migrating(cloud, vm.uuid, "a")
     assert found == [(invariants.LEAKED_MIGRATION_CONSUMER, done.uuid)]
+
+
+def test_the_check_names_the_instances_it_left_unjudged(fpga_cloud):  # noqa: F811
+    cloud = fpga_cloud
+    moving = cloud.boot("a", F, name="moving")
+    cloud.boot("a", {"VCPU": 2, "MEMORY_MB": 1024}, name="resting")
+    unjudged: set[str] = set()
+    racing = _MoveWhileReading(cloud.backend, {
+        1: lambda: migrate.start(cloud.ctx, moving.uuid, to_host=cloud.host("b"))})
+    assert invariants.check(racing, cloud.store, recheck_delay=-1, own_trees_only=True,
+                            unjudged=unjudged) == []
+    assert unjudged == {moving.uuid}
+    unjudged.clear()
+    assert _check(cloud, cloud.backend) == []
+    assert invariants.check(cloud.backend, cloud.store, recheck_delay=-1,
+                            own_trees_only=True, unjudged=unjudged) == []
+    assert unjudged == set()  # read again at rest: judged
