@@ -36,6 +36,7 @@ from __future__ import annotations
 import functools
 import itertools
 from collections import defaultdict
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 import sqlalchemy as sa
@@ -136,7 +137,7 @@ def _roots_statement(
     return stmt.limit(sa.bindparam("batch")) if limited else stmt
 
 
-def _without_semijoins(conn: sa.Connection, shape: tuple, params: dict) -> list:
+def _without_semijoins(conn: sa.Connection, shape: tuple, params: dict) -> Sequence[tuple]:
     """MariaDB answers a limited search's required-trait ``IN``
     subqueries as semi-joins: it joins every tree with the trait and groups
     them all before it cuts at the limit (limit 10 with a trait on one
@@ -152,13 +153,24 @@ def _without_semijoins(conn: sa.Connection, shape: tuple, params: dict) -> list:
         "SET STATEMENT optimizer_switch='semijoin=off' FOR " + state.statement, values))
 
 
-def _tuples(result: sa.CursorResult) -> list[tuple]:
+def _tuples(result: sa.CursorResult) -> Sequence[tuple]:
     """A search's rows as the driver's own tuples: a limit-1000 search reads
     3,000 rows, and SQLAlchemy's Row objects around them cost a fifth of
     its client time (the columns are plain strings and numbers, which the
-    drivers return as they are)."""
+    drivers return as they are). A driver error while fetching goes
+    through SQLAlchemy's handling as it would from ``Result.all()``
+    (sqlite3 runs the statement as its rows are fetched)."""
+    options = result.context.execution_options
     try:
-        return result.cursor.fetchall()
+        if options.get("stream_results") or options.get("yield_per"):
+            # SQLAlchemy has buffered rows of its own: read them through it.
+            return [tuple(row) for row in result]
+        cursor = result.cursor
+        try:
+            return cursor.fetchall()
+        except result.context.dialect.loaded_dbapi.Error as exc:
+            result.cursor_strategy.handle_exception(result, cursor, exc)
+            raise  # not reached: the handler raises SQLAlchemy's error
     finally:
         result.close()
 
@@ -235,11 +247,11 @@ def find(conn: sa.Connection, query: t.CandidateQuery) -> t.AllocationCandidates
     requests: list[t.AllocationRequest] = []
     summaries: dict[str, t.ProviderSummary] = {}
     after = 0
-    shape = (tuple(sorted(query.resources.items())), tuple(sorted(query.member_of, key=sorted)),
+    requested = tuple(sorted(query.resources.items()))
+    shape = (requested, tuple(sorted(query.member_of, key=sorted)),
              frozenset(query.required_traits), frozenset(query.forbidden_traits),
              frozenset(query.forbidden_aggregates), tree_root is not None)
     with_aggregates = bool(query.member_of or query.forbidden_aggregates)
-    requested = shape[0]
     while query.limit is None or len(requests) < query.limit:
         # A matching tree gives at least one candidate, except when required
         # traits sit only on providers that serve nothing: then fetch more.
@@ -316,7 +328,8 @@ class _Trees:
                              with_aggregates=with_aggregates)
 
     @classmethod
-    def from_rows(cls, conn: sa.Connection, rows: list, *, with_aggregates: bool) -> _Trees:
+    def from_rows(cls, conn: sa.Connection, rows: Sequence[tuple], *,
+                  with_aggregates: bool) -> _Trees:
         """Trees from the rows of :func:`_trees_of` (and their providers'
         aggregates, read in one more query, when asked)."""
         nodes: dict[int, _Node] = {}
@@ -330,10 +343,10 @@ class _Trees:
             if node is None:
                 node = nodes[pid] = _Node(pid, uuid, parent_id, root_id)
                 if traits:
-                    found = trait_sets.get(traits)
-                    if found is None:
-                        found = trait_sets[traits] = frozenset(traits.split(","))
-                    node.traits = found
+                    shared = trait_sets.get(traits)
+                    if shared is None:
+                        shared = trait_sets[traits] = frozenset(traits.split(","))
+                    node.traits = shared
             if rc is not None:
                 node.resources[rc] = (t.capacity_of(total, reserved, float(ratio)), int(used),
                                       min_unit, max_unit, step_size)
@@ -341,7 +354,8 @@ class _Trees:
             if node.parent_id is None:
                 node.root_uuid = node.uuid
             else:
-                node.parent_uuid = nodes[node.parent_id].uuid
+                parent = nodes.get(node.parent_id)
+                node.parent_uuid = parent.uuid if parent is not None else None
                 node.root_uuid = nodes[node.root_id].uuid
         if with_aggregates:
             pa, agg = m.provider_aggregates, m.placement_aggregates
@@ -372,7 +386,7 @@ class _Trees:
         return all(mine & any_of for any_of in query.member_of)
 
     def candidates(self, root: int, query: t.CandidateQuery,
-                   requested: tuple[tuple[str, int], ...]):
+                   requested: tuple[tuple[str, int], ...]) -> Iterator[dict[str, dict[str, int]]]:
         """Allocation mappings for one tree the search statement returned,
         providers in id order (``requested``: the query's classes and
         amounts, in class order)."""
