@@ -76,6 +76,19 @@ def test_resources_spread_over_a_nested_tree(backend, make_provider):
     assert got.provider_summaries[numa0.uuid].parent_uuid == root.uuid
 
 
+def test_each_summary_lists_the_traits_of_its_own_provider(backend, make_provider):
+    """Traits do not spread over a tree in the summaries either."""
+    on_root, on_child = custom_trait(backend), custom_trait(backend)
+    root = make_provider({"MEMORY_MB": 2048}, traits=[on_root])
+    numa0 = make_provider({"VCPU": 4}, parent=root.uuid, traits=[on_child])
+    numa1 = make_provider({"VCPU": 4}, parent=root.uuid)
+    got = backend.get_allocation_candidates(t.CandidateQuery(resources=FLAVOR, in_tree=root.uuid))
+    assert len(got.allocation_requests) == 2
+    assert {uuid: s.traits for uuid, s in got.provider_summaries.items()} == {
+        root.uuid: frozenset({on_root}), numa0.uuid: frozenset({on_child}),
+        numa1.uuid: frozenset()}
+
+
 def test_one_class_is_not_split_between_providers(backend, make_provider):
     root = make_provider({"MEMORY_MB": 2048})
     make_provider({"VCPU": 1}, parent=root.uuid)
