@@ -111,6 +111,9 @@ def run(args: argparse.Namespace) -> tuple[Report, str]:
                             "or gunicorn "
                             "not installed): no comparisons with it in this run.")
     started = datetime.datetime.now(datetime.timezone.utc)
+    # The code and the machine as the run begins: files edited during a
+    # long run change neither what it measures nor what it started from.
+    at_start = {"commit": _commit(), "load_average": list(os.getloadavg())}
     with tempfile.TemporaryDirectory(prefix="rtf-bench-", dir=args.work_dir) as work_dir:
         for engine in args.engines:
             with contextlib.ExitStack() as stack:
@@ -125,7 +128,7 @@ def run(args: argparse.Namespace) -> tuple[Report, str]:
                     _run_one(report, name, engine, os.path.join(work_dir, f"{engine}-{name}"),
                              args.quick, server)
     report.extend(growth.summarise(report, args.engines, args.quick))
-    path = _write_json(report, args, started, with_placement)
+    path = _write_json(report, args, started, at_start, with_placement)
     return report, path
 
 
@@ -170,18 +173,20 @@ def _run_one(report: Report, name: str, engine: str, work_dir: str, quick: bool,
           flush=True)
 
 
-def _write_json(report: Report, args, started: datetime.datetime, with_placement: bool) -> str:
+def _write_json(report: Report, args, started: datetime.datetime, at_start: dict,
+                with_placement: bool) -> str:
     os.makedirs(args.results_dir, exist_ok=True)
     path = os.path.join(args.results_dir, started.strftime("%Y%m%dT%H%M%SZ") + ".json")
     document = {
         "started": started.isoformat(),
-        "commit": _commit(),
+        "commit": at_start["commit"],
         "options": {"quick": args.quick, "engines": args.engines, "only": args.only,
                     "placement": with_placement},
         "placement_serving": {engine: dataclasses.asdict(env.placement_serving(engine))
                               for engine in args.engines} if with_placement else {},
         "machine": {"python": platform.python_version(), "platform": platform.platform(),
-                    "cpus": os.cpu_count(), "load_average": list(os.getloadavg())},
+                    "cpus": os.cpu_count(), "load_average": at_start["load_average"],
+                    "load_average_at_end": list(os.getloadavg())},
         **report.to_json(),
     }
     with open(path, "w") as f:
