@@ -18,6 +18,7 @@ from rtframework.cmd import names
 _FINDING_COLUMNS = ("Kind", "Consumer", "Consumer name", "Provider", "Provider name", "Detail",
                     "Fix")
 _ACTION_COLUMNS = ("Consumer", "Consumer name", "Allocations", "Done", "Detail")
+_UNJUDGED_SHOWN = 10
 
 
 def _add_recheck(parser):
@@ -78,14 +79,18 @@ class _ExitOnFindings(Lister):
         status = super().run(parsed_args)
         return 1 if self.failed else status
 
-    def _say_unjudged(self, unjudged: set[str]) -> None:
-        """On stderr, so that the listed findings stay machine-readable."""
-        if unjudged:
-            label = self._names()
-            self.app.stderr.write(
-                f"note: {len(unjudged)} instance(s) changed while they were read and were "
-                "not judged; check again to judge them: "
-                + ", ".join(f"{u} ({label.consumer(u)})" for u in sorted(unjudged)) + "\n")
+    def _say_unjudged(self, unjudged: set[str], label: names.Names) -> None:
+        """On stderr, so that the listed findings stay machine-readable;
+        the first ten by uuid."""
+        if not unjudged:
+            return
+        shown = sorted(unjudged)[:_UNJUDGED_SHOWN]
+        named = [f"{u} ({label.consumer(u)})" if label.consumer(u) else u for u in shown]
+        more = len(unjudged) - len(shown)
+        self.app.stderr.write(
+            f"note: {len(unjudged)} instance(s) changed while they were read and were not "
+            "judged; check again to judge them: " + ", ".join(named)
+            + (f" and {more} more" if more else "") + "\n")
 
 
 class Check(_ExitOnFindings):
@@ -99,9 +104,10 @@ class Check(_ExitOnFindings):
         found = invariants.check(self.app.backend, self.app.compute,
                                  recheck_delay=parsed_args.recheck_delay,
                                  stale_after=parsed_args.stale_after, unjudged=unjudged)
-        self._say_unjudged(unjudged)
+        label = self._names()
+        self._say_unjudged(unjudged, label)
         self.failed = bool(found)
-        return _FINDING_COLUMNS, _finding_rows(found, self._names(), self.app.compute)
+        return _FINDING_COLUMNS, _finding_rows(found, label, self.app.compute)
 
 
 class Audit(_ExitOnFindings):
@@ -129,14 +135,14 @@ class Audit(_ExitOnFindings):
         unjudged: set[str] = set()
         found = audit.audit(backend, store, recheck_delay=parsed_args.recheck_delay,
                             stale_after=parsed_args.stale_after, unjudged=unjudged)
-        self._say_unjudged(unjudged)
+        label = self._names()
+        self._say_unjudged(unjudged, label)
         self.failed = bool(found)
         if not parsed_args.delete:
-            return _FINDING_COLUMNS, _finding_rows(found, self._names(), store)
+            return _FINDING_COLUMNS, _finding_rows(found, label, store)
         actions = audit.delete_orphans(backend, store, found, who=parsed_args.who,
                                        retries=self.app.conf.placement.conflict_retries)
         removed = {a.consumer_uuid for a in actions}
-        label = self._names()
         # What --delete does not repair stays listed, with its fix.
         rest = [(f.consumer_uuid or "", label.consumer(f.consumer_uuid), "{}", False,
                  f"{f}; fix: {fix}")

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import dataclasses
+import io
 import json
+import types
 import uuid
 
 import pytest
 
 from rtframework import conf as rtconf
+from rtframework.cmd.audit import Check
 from rtframework.compute.store import ComputeStore
 from rtframework.placement.backend import load_backend
 
@@ -212,3 +215,15 @@ def test_heal_rewrites_wrong_and_multi_host_allocations(rtf, cloud):
     assert dict(backend.get_consumer_allocations(web).allocations) == {
         root: {"MEMORY_MB": 512, "VCPU": 2}}
     assert _json(rtf, "check") == [] and _json(rtf, "heal") == []
+
+
+def test_the_unjudged_note_names_ten_instances_at_most():
+    app = types.SimpleNamespace(stderr=io.StringIO())
+    check = Check(app, None)
+    label = types.SimpleNamespace(consumer=lambda u: "" if u.endswith("0") else f"vm-{u}")
+    check._say_unjudged({f"u{i:02d}" for i in range(12)}, label)
+    note = app.stderr.getvalue()
+    assert note.startswith("note: 12 instance(s) changed while they were read")
+    assert "u00, u01 (vm-u01)," in note  # no empty "()" for an instance without a name
+    assert note.endswith("u09 (vm-u09) and 2 more\n")
+    assert "u10" not in note
