@@ -85,7 +85,7 @@ class _ExitOnFindings(Lister):
         if not unjudged:
             return
         shown = sorted(unjudged)[:_UNJUDGED_SHOWN]
-        named = [f"{u} ({label.consumer(u)})" if label.consumer(u) else u for u in shown]
+        named = [f"{u} ({name})" if (name := label.consumer(u)) else u for u in shown]
         more = len(unjudged) - len(shown)
         self.app.stderr.write(
             f"note: {len(unjudged)} instance(s) changed while they were read and were not "

@@ -311,11 +311,7 @@ class _Trees:
     def __init__(self, nodes: dict[int, _Node]) -> None:
         self.by_root: dict[int, list[_Node]] = {}
         for node in nodes.values():
-            tree = self.by_root.get(node.root_id)
-            if tree is None:
-                self.by_root[node.root_id] = [node]
-            else:
-                tree.append(node)
+            self.by_root.setdefault(node.root_id, []).append(node)
         # Summaries repeat across a cloud of like hosts: value objects are
         # frozen, so equal ones are shared.
         self._summaries: dict[tuple[float, int], t.ResourceSummary] = {}
@@ -335,11 +331,9 @@ class _Trees:
         nodes: dict[int, _Node] = {}
         # Like hosts have like traits: equal sets are shared.
         trait_sets: dict[str, frozenset[str]] = {}
-        node = None
         for (pid, uuid, parent_id, root_id, rc, total, reserved, min_unit, max_unit,
              step_size, ratio, used, traits) in rows:
-            if node is None or node.id != pid:
-                node = nodes.get(pid)
+            node = nodes.get(pid)
             if node is None:
                 node = nodes[pid] = _Node(pid, uuid, parent_id, root_id)
                 if traits:

@@ -11,6 +11,7 @@ import uuid
 import pytest
 
 from rtframework import conf as rtconf
+from rtframework import invariants
 from rtframework.cmd.audit import Check
 from rtframework.compute.store import ComputeStore
 from rtframework.placement.backend import load_backend
@@ -53,8 +54,6 @@ def test_check_says_on_stderr_which_instances_it_left_unjudged(rtf, monkeypatch,
     """An instance whose record changed while the check read placement is
     not judged (see invariants.take_snapshot); the check says so, apart
     from its machine-readable findings."""
-    from rtframework import invariants
-
     rtf("compute", "update")
     web = _boot(rtf)["UUID"]
     read = invariants.take_snapshot
