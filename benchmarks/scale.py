@@ -1,4 +1,5 @@
-"""Scale: limited candidate searches in a cloud of 100,000 providers.
+"""Scale: limited candidate searches, and allocation writes, in a cloud of
+100,000 providers.
 
 The cloud of ``candidates`` (same rows, bulk-seeded, then ANALYZE), ten
 times larger. The sql backend gets a database of its own; Placement's
@@ -7,6 +8,12 @@ earlier benchmarks may have left a few dozen providers of their own in
 it). Placement is measured only while its share of the run stays within
 PLACEMENT_BUDGET_S (seeding included); past that it is reported as not
 finished.
+
+Allocation writes (the claim and the move of ``claims``, on a pair of
+providers of their own) are timed one cycle at a time on the sql side
+twice: in the new database before it is seeded, and in the seeded cloud.
+A write names the providers it touches, so its cost should not grow with
+the providers it does not.
 """
 
 from __future__ import annotations
@@ -17,7 +24,7 @@ import time
 
 import sqlalchemy as sa
 
-from benchmarks import candidates, seed
+from benchmarks import candidates, claims, seed
 from benchmarks import environment as env
 from benchmarks.results import Figure, Report, Verdict, percentile
 from rtframework import db
@@ -28,12 +35,32 @@ BENCH = "scale"
 TARGET_P50_MS = {10: 25.0, 1000: 100.0}
 TARGET_ENGINE = "postgresql"
 PLACEMENT_BUDGET_S = 600.0
+# An allocation write's p50 in the seeded cloud over its p50 in the empty one.
+TARGET_WRITE_GROWTH = 1.5
 
 
 def sizes(quick: bool) -> dict:
     if quick:
-        return {"providers": 200, "samples": 3, "placement_samples": 1}
-    return {"providers": 100_000, "samples": 15, "placement_samples": 3}
+        return {"providers": 200, "samples": 3, "placement_samples": 1, "write_cycles": 20}
+    return {"providers": 100_000, "samples": 15, "placement_samples": 3,
+            "write_cycles": 300}
+
+
+def _write_ms(backend, pair: tuple[str, str], cycles: int) -> list[float]:
+    """Milliseconds per allocation write of ``cycles`` claim + move cycles."""
+    ms = []
+    for _ in range(cycles):
+        began = time.perf_counter()
+        claims.cycle(backend, *pair)
+        ms.append((time.perf_counter() - began) * 1000 / claims.WRITES_PER_CYCLE)
+    return ms
+
+
+def _writes(report: Report, engine: str, label: str, ms: list[float]) -> Figure:
+    figure = Figure(BENCH, engine, f"allocation write, {label}, sql p50", percentile(ms, 50),
+                    "ms", f"{len(ms)} claim + move cycles", min(ms), max(ms))
+    report.figures.append(figure)
+    return figure
 
 
 def _seeded_in_placement(url: str) -> int:
@@ -61,6 +88,10 @@ def run(engine_name: str, work_dir: str, quick: bool,
         url = stack.enter_context(env.database(engine_name, os.path.join(work_dir, "scale-db")))
         backend = env.sql_backend(work_dir, url)
         stack.callback(backend.close)
+        pair = claims.seed_pairs(backend, 1, "scale")[0]
+        _write_ms(backend, pair, 5)  # connections and prepared statements
+        empty = _writes(report, engine_name, "2 providers",
+                        _write_ms(backend, pair, plan["write_cycles"]))
         began = time.perf_counter()
         seed.seed_sql(url, 0, size)
         seed.analyze(url)
@@ -83,6 +114,16 @@ def run(engine_name: str, work_dir: str, quick: bool,
                     BENCH, engine_name, f"{size} providers limit={limit}: sql p50 <= "
                     f"{TARGET_P50_MS[limit]:g} ms", f"{p50:.1f} ms",
                     p50 <= TARGET_P50_MS[limit]))
+        _write_ms(backend, pair, 5)  # plans made again after ANALYZE
+        seeded = _writes(report, engine_name, f"{size + 2} providers",
+                         _write_ms(backend, pair, plan["write_cycles"]))
+        growth = seeded.value / empty.value
+        report.figures.append(Figure(BENCH, engine_name, "allocation write growth", growth, "x",
+                                     f"p50 at {size + 2} providers over p50 at 2"))
+        report.verdicts.append(Verdict(
+            BENCH, engine_name, f"allocation write at {size + 2} providers: sql p50 <= "
+            f"{TARGET_WRITE_GROWTH:g}x the one at 2", f"{growth:.2f}x",
+            growth <= TARGET_WRITE_GROWTH))
         if server is not None:
             _placement(report, engine_name, work_dir, server, plan)
     return report

@@ -63,7 +63,7 @@ WITH w AS (
     FROM allocations WHERE consumer_id = ANY(:w_uuids ::varchar[]) GROUP BY 1, 2
 ), p AS (
     SELECT id, uuid, generation FROM resource_providers
-    WHERE uuid = ANY(:r_providers ::varchar[]) OR id IN (SELECT pid FROM held)
+    WHERE uuid = ANY(:r_providers ::varchar[]) OR id = ANY(ARRAY(SELECT pid FROM held))
 ), want AS (
     SELECT p.id AS pid, r.rc, r.used, i.min_unit, i.max_unit, i.step_size,
            (i.total - i.reserved) * i.allocation_ratio AS cap, i.used AS current

@@ -291,10 +291,14 @@ def test_a_session_that_lost_the_statement_is_declined_once_then_prepares_again(
     assert (got.allocations, got.generation) == ({provider: {"VCPU": 5}}, 4)
 
 
-def test_the_plan_reads_consumers_and_allocations_through_their_indexes(backend, calls):
+def test_the_plan_reads_every_table_through_its_indexes(backend, calls):
     """A new database has no statistics yet: a plan left to the planner
     then scans the consumers and allocations tables whole, and each write
-    costs more as they grow (see pg_write.SESSION_SETTINGS)."""
+    costs more as they grow (see pg_write.SESSION_SETTINGS). Sequential
+    scans are off in the statement's sessions, so one in the plan is a
+    condition no index can serve: a write then reads every provider of
+    the cloud (16 ms a write at 100,000 providers, ``python -m benchmarks
+    --only scale``)."""
     provider = _provider(backend, total=1000)
     for _ in range(20):
         _claim(backend, _new(), {provider: {"VCPU": 1}})
@@ -308,7 +312,7 @@ def test_the_plan_reads_consumers_and_allocations_through_their_indexes(backend,
             "w_types": ["INSTANCE"], "w_holds": [True], "r_consumers": [mine],
             "r_providers": [provider], "r_classes": ["VCPU"], "r_used": [1]}).scalars())
         conn.rollback()
-    assert "Seq Scan on allocations" not in plan and "Seq Scan on consumers" not in plan, plan
+    assert "Seq Scan" not in plan, plan
     assert "Index" in plan
 
 
