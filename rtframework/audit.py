@@ -173,13 +173,16 @@ def _remove_orphan(backend: PlacementBackend, store: ComputeStore, consumer: str
 def heal(
     backend: PlacementBackend, store: ComputeStore, *, dry_run: bool = False,
     who: str = "heal", recheck_delay: float = 0.5, retries: int = 10,
+    unjudged: set[str] | None = None,
 ) -> list[Action]:
     """Make every idle ACTIVE or RESIZED instance (no task, no move) that
     holds nothing, the wrong amounts, or something outside its node hold
     exactly its flavor on its own node. Each write names the consumer
     generation it read, so it fails instead of overwriting a change made
-    meanwhile (a new claim names none)."""
-    wrong = [f for f in invariants.check(backend, store, recheck_delay=recheck_delay)
+    meanwhile (a new claim names none). ``unjudged``: see
+    :func:`rtframework.invariants.check` (such instances are not healed)."""
+    wrong = [f for f in invariants.check(backend, store, recheck_delay=recheck_delay,
+                                         unjudged=unjudged)
              if f.kind in HEALABLE_KINDS and f.consumer_uuid]
     actions = []
     for uuid in sorted({f.consumer_uuid for f in wrong if f.consumer_uuid}):

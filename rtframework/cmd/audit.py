@@ -163,11 +163,15 @@ class Heal(_ExitOnFindings):
         return parser
 
     def take_action(self, parsed_args):
+        unjudged: set[str] = set()
         actions = audit.heal(self.app.backend, self.app.compute, dry_run=parsed_args.dry_run,
                              who=parsed_args.who, recheck_delay=parsed_args.recheck_delay,
-                             retries=self.app.conf.placement.conflict_retries)
+                             retries=self.app.conf.placement.conflict_retries,
+                             unjudged=unjudged)
+        label = self._names()
+        self._say_unjudged(unjudged, label)
         self.failed = bool(actions)
-        return _ACTION_COLUMNS, _action_rows(actions, self._names())
+        return _ACTION_COLUMNS, _action_rows(actions, label)
 
 
 class AllocationsHistory(Lister):

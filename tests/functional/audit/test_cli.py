@@ -49,11 +49,11 @@ def test_check_of_a_healthy_cloud_is_empty_and_exits_zero(rtf):
     assert _json(rtf, "audit") == []
 
 
-@pytest.mark.parametrize("command", ["check", "audit"])
+@pytest.mark.parametrize("command", ["check", "audit", "heal"])
 def test_check_says_on_stderr_which_instances_it_left_unjudged(rtf, monkeypatch, command):
     """An instance whose record changed while the check read placement is
-    not judged (see invariants.take_snapshot); the check says so, apart
-    from its machine-readable findings."""
+    not judged (see invariants.take_snapshot), so not healed either; each
+    command says so, apart from its machine-readable findings."""
     rtf("compute", "update")
     web = _boot(rtf)["UUID"]
     read = invariants.take_snapshot
@@ -70,6 +70,23 @@ def test_check_says_on_stderr_which_instances_it_left_unjudged(rtf, monkeypatch,
     monkeypatch.setattr(invariants, "take_snapshot", read)
     code, out, err = rtf(command, "-f", "json", "--recheck-delay", "0")
     assert (code, json.loads(out), err) == (0, [], "")
+
+
+def test_heal_leaves_an_instance_that_changed_while_read_and_says_so(rtf, cloud,
+                                                                     monkeypatch):
+    backend, store = cloud
+    rtf("compute", "update")
+    web = _boot(rtf)["UUID"]
+    backend.delete_allocations(web)  # lost behind everybody's back
+    read = invariants.take_snapshot
+    monkeypatch.setattr(invariants, "take_snapshot", lambda *a, **kw: dataclasses.replace(
+        read(*a, **kw), unsettled=frozenset({web})))
+    code, out, err = rtf("heal", "-f", "json", "--recheck-delay", "0")
+    assert (code, json.loads(out)) == (0, [])
+    assert f"not judged; check again to judge them: {web} (web)" in err
+    assert backend.get_consumer_allocations(web).allocations == {}
+    monkeypatch.setattr(invariants, "take_snapshot", read)
+    assert [(h["Consumer"], h["Done"]) for h in _json(rtf, "heal", code=1)] == [(web, True)]
 
 
 def test_check_names_an_orphan_and_audit_delete_removes_it(rtf, cloud):
