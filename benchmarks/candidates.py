@@ -3,10 +3,18 @@
 The same cloud (half of the providers partly used, one in ten with the
 trait HW_CPU_X86_AVX2) is bulk-seeded into the sql backend and into real
 OpenStack Placement on the same engine. Each request runs through both
-backends in turn (sql, Placement, sql, ...), with limit 10 and unlimited,
+backends in turn (sql, Placement, sql, ...), with limits 10, 1000 and none,
 without and with the trait required, so their latencies are taken side by
 side. Latency includes turning the answer into the contract's value types
 (for Placement: the HTTP round trip and JSON decoding too).
+
+Then the same request on the trees cloud (cases ``trees limit=...``), of
+about as many providers: each compute node a root with two NUMA children
+that hold its VCPU and MEMORY_MB, and DISK_GB from a shared storage
+provider (MISC_SHARES_VIA_AGGREGATE) per 100 compute nodes, in one
+aggregate with their roots; every other node has an instance (on its
+first NUMA child and its storage). Limits 10 and 1000, and unlimited at
+the smallest size only.
 """
 
 from __future__ import annotations
@@ -55,6 +63,12 @@ def cases() -> list[tuple[str, t.CandidateQuery]]:
     return found
 
 
+def trees_cases(unlimited: bool) -> list[tuple[str, t.CandidateQuery]]:
+    """The request on the trees cloud, unlimited only when asked."""
+    return [(f"trees limit={limit or 'none'}", t.CandidateQuery(resources=REQUEST, limit=limit))
+            for limit in (10, 1000, None) if limit or unlimited]
+
+
 def _timed(call: Callable[[t.CandidateQuery], t.AllocationCandidates],
            query: t.CandidateQuery) -> tuple[float, int]:
     began = time.perf_counter()
@@ -82,6 +96,13 @@ def run(engine_name: str, work_dir: str, quick: bool,
         f"with {dict((rc, i.total) for rc, i in seed.INVENTORY.items())}, every other one "
         f"using {seed.USAGE}, one in ten with {seed.TRAIT}. Requests alternate between the "
         f"backends; {plan['samples']} samples per case ({plan['unlimited_samples']} unlimited).")
+    report.notes.append(
+        f"candidates: trees cases on a second cloud, in databases of its own (a second "
+        f"Placement): per compute node a root and two NUMA children with "
+        f"{dict((rc, i.total) for rc, i in seed.NUMA_INVENTORY.items())} each, DISK_GB "
+        f"{seed.STORAGE_INVENTORY['DISK_GB'].total} on one sharing provider per "
+        f"{seed.TREES_GROUP} nodes (aggregate with their roots); every other node using "
+        f"{seed.USAGE}. Unlimited at the smallest size only.")
     with contextlib.ExitStack() as stack:
         url = stack.enter_context(env.database(engine_name, os.path.join(work_dir, "cand-db")))
         backends: dict[str, PlacementBackend] = {"sql": env.sql_backend(work_dir, url)}
@@ -99,14 +120,54 @@ def run(engine_name: str, work_dir: str, quick: bool,
                 report.figures.append(Figure(
                     BENCH, engine_name, f"seed {size} {name} (bulk)",
                     time.perf_counter() - began, "s", f"providers {seeded}..{size - 1}"))
-            _measure(report, engine_name, size, previous, backends, plan)
+            _measure(report, engine_name, size, previous, backends, plan, cases())
             seeded = previous = size
-        _verdicts(report, engine_name, max(plan["providers"]), server is not None)
+        _verdicts(report, engine_name, max(plan["providers"]), server is not None, cases())
         if not quick:
             _api_seeding_rate(report, engine_name, backends, max(plan["providers"]))
         _worst_case(report, engine_name, max(plan["providers"]), backends["sql"], url,
                     plan["samples"])
+    _trees(report, engine_name, work_dir, plan, server)
     return report
+
+
+def _trees(report: Report, engine: str, work_dir: str, plan: dict,
+           server: PlacementServer | None) -> None:
+    """The trees cloud, after everything on the flat one, in databases of
+    its own on both sides, Placement's served by a second Placement like
+    the run's. Sharing the run's Placement is not clean either way: the
+    flat providers answer the trees request as well as the trees providers
+    answer the flat one (same standard classes), so the two clouds would be
+    measured together; and the sql backend takes its sharing-provider path
+    for every request once any provider has MISC_SHARES_VIA_AGGREGATE."""
+    with contextlib.ExitStack() as stack:
+        url = stack.enter_context(env.database(engine, os.path.join(work_dir, "trees-db")))
+        backends: dict[str, PlacementBackend] = {"sql": env.sql_backend(work_dir, url)}
+        stack.callback(backends["sql"].close)
+        seeders = {"sql": _seeder(seed.seed_trees_sql, url)}
+        if server is not None:
+            began = time.perf_counter()
+            own = stack.enter_context(env.placement(
+                os.path.join(work_dir, "trees-placement"), engine, server.serving))
+            report.figures.append(Figure(BENCH, engine, "trees Placement start (setup)",
+                                         time.perf_counter() - began, "s", "db sync included"))
+            backends["placement"] = env.http_backend(work_dir, own.url)
+            stack.callback(backends["placement"].close)
+            seeders["placement"] = _seeder(seed.seed_trees_placement, own.database_url)
+        seeded, previous = 0, None
+        for target in plan["providers"]:
+            nodes = seed.trees_nodes(target)
+            size = seed.trees_providers(nodes)
+            for name, seeder in seeders.items():
+                began = time.perf_counter()
+                seeder(seeded, nodes)
+                report.figures.append(Figure(
+                    BENCH, engine, f"seed {size} trees {name} (bulk)",
+                    time.perf_counter() - began, "s", f"compute nodes {seeded}..{nodes - 1}"))
+            _measure(report, engine, size, previous, backends, plan,
+                     trees_cases(previous is None))
+            seeded, previous = nodes, size
+        _verdicts(report, engine, size, server is not None, trees_cases(False))
 
 
 def _worst_case(report: Report, engine: str, size: int, backend: PlacementBackend, url: str,
@@ -145,8 +206,8 @@ def _projected_s(report: Report, engine: str, case: str, name: str, size: int,
 
 
 def _measure(report: Report, engine: str, size: int, previous: int | None, all_backends,
-             plan) -> None:
-    for case, query in cases():
+             plan, measured: list[tuple[str, t.CandidateQuery]]) -> None:
+    for case, query in measured:
         count = plan["samples"] if query.limit else plan["unlimited_samples"]
         backends = {}
         for name, backend in all_backends.items():
@@ -179,8 +240,9 @@ def _measure(report: Report, engine: str, size: int, previous: int | None, all_b
                                          speedup, "x", detail))
 
 
-def _verdicts(report: Report, engine: str, size: int, with_placement: bool) -> None:
-    for case, query in cases():
+def _verdicts(report: Report, engine: str, size: int, with_placement: bool,
+              measured: list[tuple[str, t.CandidateQuery]]) -> None:
+    for case, query in measured:
         p50 = report.find(BENCH, engine, f"{size} {case} sql p50")
         skipped = "SKIPPED" in p50.detail
         if query.limit is not None:
