@@ -25,10 +25,13 @@ The rules, as OpenStack Placement has them:
 * A candidate uses at least one provider of its own tree; one served by
   sharing providers alone is the sharing provider's own tree's candidate.
 
-Each tree is combined in Python after reading every tree with its
-inventory, usage, traits and aggregates (two or three queries): slower
-than the plain search on big clouds, which is why only requests that need
-it (or a cloud that has sharing providers) come here.
+Each tree is combined in Python after reading it with its inventory,
+usage, traits and aggregates (two or three queries per batch of trees):
+slower than the plain search on big clouds, which is why only requests
+that need it (or a cloud that has sharing providers) come here. The
+sharing providers' trees are read first; then the trees in root order, in
+batches that start at the limit and double, until the limit is reached
+(all at once without a limit).
 """
 
 from __future__ import annotations
@@ -44,6 +47,8 @@ from rtframework.placement import validation
 from rtframework.placement.sql import models as m
 
 UNNUMBERED = ""
+# The most trees a limited search reads in one batch.
+_MOST_TREES = 1000
 
 _SHARING = (
     sa.select(m.provider_traits.c.resource_provider_id)
@@ -93,35 +98,57 @@ def find(conn: sa.Connection, query: t.CandidateQuery, trees_cls: Any) -> t.Allo
         sa.select(m.provider_traits.c.resource_provider_id)
         .where(m.provider_traits.c.trait == t.SHARING_TRAIT)).scalars())
     rp = m.resource_providers
-    sharing_roots = set(conn.execute(
-        sa.select(rp.c.root_provider_id).where(rp.c.id.in_(sharing))).scalars()) if sharing \
-        else set()
-    trees = trees_cls.load(conn, sorted(set(roots) | sharing_roots), with_aggregates=True)
-    shared = [n for nodes in trees.by_root.values() for n in nodes if n.id in sharing]
+    sharing_roots = sorted(set(conn.execute(
+        sa.select(rp.c.root_provider_id).where(rp.c.id.in_(sharing))).scalars())) if sharing \
+        else []
+    sharers = _load(conn, trees_cls, sharing_roots)
+    shared = [n for nodes in sharers.by_root.values() for n in nodes if n.id in sharing]
     requests: list[t.AllocationRequest] = []
     summaries: dict[str, t.ProviderSummary] = {}
-    for root in roots:
-        tree = trees.by_root.get(root, [])
-        if not tree:
-            continue
-        search = _TreeSearch(tree, root, shared, groups, tree_roots, query)
-        used: set[str] = set()
-        for request in search.candidates():
-            requests.append(request)
-            used.update(request.allocations)
-            for providers in request.mappings.values():
-                used.update(providers)
+    for batch in _batches(roots, query.limit):
+        trees = _load(conn, trees_cls, [r for r in batch if r not in sharers.by_root])
+        for root in batch:
+            held = sharers if root in sharers.by_root else trees
+            tree = held.by_root.get(root, [])
+            if not tree:
+                continue
+            search = _TreeSearch(tree, root, shared, groups, tree_roots, query)
+            used: set[str] = set()
+            for request in search.candidates():
+                requests.append(request)
+                used.update(request.allocations)
+                for providers in request.mappings.values():
+                    used.update(providers)
+                if query.limit is not None and len(requests) >= query.limit:
+                    break
+            if used:
+                summaries.update(held.summaries(root))
+                for node in search.pool:
+                    if node.uuid in used and node.uuid not in summaries:
+                        summaries[node.uuid] = sharers.summaries(node.root_id)[node.uuid]
             if query.limit is not None and len(requests) >= query.limit:
-                break
-        if used:
-            summaries.update(trees.summaries(root))
-            for node in search.pool:
-                if node.uuid in used and node.uuid not in summaries:
-                    summaries.update({node.uuid: trees.summaries(node.root_id)[node.uuid]})
-        if query.limit is not None and len(requests) >= query.limit:
-            break
+                return t.AllocationCandidates(allocation_requests=tuple(requests),
+                                              provider_summaries=summaries)
     return t.AllocationCandidates(allocation_requests=tuple(requests),
                                   provider_summaries=summaries)
+
+
+def _load(conn: sa.Connection, trees_cls: Any, roots: list[int]) -> Any:
+    return trees_cls.load(conn, roots, with_aggregates=True) if roots else trees_cls({})
+
+
+def _batches(roots: list[int], limit: int | None) -> Iterator[list[int]]:
+    """``roots`` in order: all at once without a limit, else in batches
+    that start at the limit (a tree gives at least one candidate when it
+    fits) and double while trees do not fit (at most _MOST_TREES)."""
+    if limit is None:
+        yield roots
+        return
+    size, start = limit, 0
+    while start < len(roots):
+        yield roots[start:start + size]
+        start += size
+        size = min(size * 2, max(limit, _MOST_TREES))
 
 
 class _TreeSearch:
