@@ -29,14 +29,15 @@ Each tree is combined in Python after reading it with its inventory,
 usage, traits and aggregates (two or three queries per batch of trees):
 slower than the plain search on big clouds, which is why only requests
 that need it (or a cloud that has sharing providers) come here. The
-sharing providers' trees are read first; then the trees in root order, in
-batches that start at the limit and double, until the limit is reached
-(all at once without a limit).
+sharing providers' trees are read first; then the trees in root order:
+all at once without a limit, else in batches sized by the candidates the
+trees read so far gave, until the limit is reached.
 """
 
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -47,7 +48,9 @@ from rtframework.placement import validation
 from rtframework.placement.sql import models as m
 
 UNNUMBERED = ""
-# The most trees a limited search reads in one batch.
+# The trees a limited search reads first (at most its limit), and the most
+# it reads in one batch after that.
+_FIRST_TREES = 100
 _MOST_TREES = 1000
 
 _SHARING = (
@@ -61,9 +64,12 @@ def sharing_exists(conn: sa.Connection) -> bool:
     return conn.execute(_SHARING).first() is not None
 
 
-def _roots(conn: sa.Connection, tree_of: str | None) -> list[int]:
+def _roots(conn: sa.Connection, tree_of: str | None, after: int, count: int | None,
+           ) -> list[int]:
+    """Root ids after ``after`` in order, at most ``count`` of them."""
     rp = m.resource_providers
-    stmt = sa.select(rp.c.id).where(rp.c.parent_provider_id.is_(None)).order_by(rp.c.id)
+    stmt = (sa.select(rp.c.id).where(rp.c.parent_provider_id.is_(None), rp.c.id > after)
+            .order_by(rp.c.id).limit(count))
     if tree_of is not None:
         tree = rp.alias("tree")
         stmt = stmt.where(rp.c.id == sa.select(tree.c.root_provider_id)
@@ -93,7 +99,6 @@ def find(conn: sa.Connection, query: t.CandidateQuery, trees_cls: Any) -> t.Allo
             in_tree=query.in_tree, forbidden_aggregates=query.forbidden_aggregates)
     groups.update(sorted(query.groups.items()))
     tree_roots = {s: _root_uuid_of(conn, g.in_tree) for s, g in groups.items()}
-    roots = _roots(conn, query.in_tree)
     sharing = set(conn.execute(
         sa.select(m.provider_traits.c.resource_provider_id)
         .where(m.provider_traits.c.trait == t.SHARING_TRAIT)).scalars())
@@ -105,7 +110,9 @@ def find(conn: sa.Connection, query: t.CandidateQuery, trees_cls: Any) -> t.Allo
     shared = [n for nodes in sharers.by_root.values() for n in nodes if n.id in sharing]
     requests: list[t.AllocationRequest] = []
     summaries: dict[str, t.ProviderSummary] = {}
-    for batch in _batches(roots, query.limit):
+    after, read, size = 0, 0, None if query.limit is None else min(query.limit, _FIRST_TREES)
+    while batch := _roots(conn, query.in_tree, after, size):
+        after, read = batch[-1], read + len(batch)
         trees = _load(conn, trees_cls, [r for r in batch if r not in sharers.by_root])
         for root in batch:
             held = sharers if root in sharers.by_root else trees
@@ -129,6 +136,9 @@ def find(conn: sa.Connection, query: t.CandidateQuery, trees_cls: Any) -> t.Allo
             if query.limit is not None and len(requests) >= query.limit:
                 return t.AllocationCandidates(allocation_requests=tuple(requests),
                                               provider_summaries=summaries)
+        if size is None or len(batch) < size:
+            break
+        size = _next_size(query.limit, len(requests), read, size)
     return t.AllocationCandidates(allocation_requests=tuple(requests),
                                   provider_summaries=summaries)
 
@@ -137,18 +147,14 @@ def _load(conn: sa.Connection, trees_cls: Any, roots: list[int]) -> Any:
     return trees_cls.load(conn, roots, with_aggregates=True) if roots else trees_cls({})
 
 
-def _batches(roots: list[int], limit: int | None) -> Iterator[list[int]]:
-    """``roots`` in order: all at once without a limit, else in batches
-    that start at the limit (a tree gives at least one candidate when it
-    fits) and double while trees do not fit (at most _MOST_TREES)."""
-    if limit is None:
-        yield roots
-        return
-    size, start = limit, 0
-    while start < len(roots):
-        yield roots[start:start + size]
-        start += size
-        size = min(size * 2, max(limit, _MOST_TREES))
+def _next_size(limit: int, found: int, read: int, last: int) -> int:
+    """How many trees the next batch reads: as many as the candidates still
+    wanted need at the rate the trees read so far gave them (a quarter
+    more), or twice the last batch while none gave any; at most
+    _MOST_TREES."""
+    if not found:
+        return min(last * 2, _MOST_TREES)
+    return max(1, min(_MOST_TREES, math.ceil((limit - found) * read / found * 1.25)))
 
 
 class _TreeSearch:
@@ -167,6 +173,7 @@ class _TreeSearch:
         aggregates = frozenset().union(*(n.aggregates for n in tree))
         self.pool = tree + [s for s in shared
                             if s.uuid not in self.mine and s.aggregates & aggregates]
+        self.pool_by_uuid = {n.uuid: n for n in self.pool}
 
     def _covered(self, node, group: t.RequestGroup, suffix: str) -> bool:
         """Traits, aggregates and tree of ``group`` allow ``node``."""
@@ -233,19 +240,23 @@ class _TreeSearch:
                 if not choices:
                     return
                 slots.append((suffix, rc, choices))
-        seen = set()
+        # With the unnumbered group alone each pick (a provider per class)
+        # is a different request; numbered groups may make equal ones.
+        seen: set | None = None if list(self.groups) == [UNNUMBERED] else set()
         for chosen in itertools.product(*(choices for _, _, choices in slots)):
             picked = [(suffix, rc, node) for (suffix, rc, _), node in zip(slots, chosen,
                                                                            strict=True)]
             request = self._request(picked)
             if request is None:
                 continue
-            key = (tuple(sorted((p, tuple(sorted(r.items())))
-                                for p, r in request.allocations.items())),
-                   tuple(sorted(request.mappings.items())))
-            if key not in seen:
+            if seen is not None:
+                key = (tuple(sorted((p, tuple(sorted(r.items())))
+                                    for p, r in request.allocations.items())),
+                       tuple(sorted(request.mappings.items())))
+                if key in seen:
+                    continue
                 seen.add(key)
-                yield request
+            yield request
 
     def _request(self, picked: list) -> t.AllocationRequest | None:
         query = self.query
@@ -264,19 +275,22 @@ class _TreeSearch:
             if len(set(numbered)) != len(numbered):
                 return None
         allocations: dict[str, dict[str, int]] = {}
+        summed = []  # (provider, class) asked of by more than one slot
         for suffix, rc, node in picked:
             group = self.groups[suffix]
             amounts = {rc: group.resources[rc]} if rc is not None and suffix == UNNUMBERED \
                 else dict(group.resources) if suffix != UNNUMBERED else {}
             slot = allocations.setdefault(node.uuid, {})
             for cls, amount in amounts.items():
+                if cls in slot:
+                    summed.append((node.uuid, cls))
                 slot[cls] = slot.get(cls, 0) + amount
         allocations = {p: r for p, r in allocations.items() if r}
-        for provider, resources in allocations.items():
-            node = next(n for n in self.pool if n.uuid == provider)
-            for rc, amount in resources.items():
-                if not self._fits(node, rc, amount):
-                    return None
+        # Each slot's provider fits its own amount (see _options): only sums
+        # are left to check.
+        for provider, rc in summed:
+            if not self._fits(self.pool_by_uuid[provider], rc, allocations[provider][rc]):
+                return None
         for suffixes in query.same_subtree:
             if not self._same_subtree([by_group[s][0] for s in sorted(suffixes)]):
                 return None
