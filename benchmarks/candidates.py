@@ -23,6 +23,7 @@ import contextlib
 import os
 import time
 from collections.abc import Callable
+from typing import NamedTuple
 
 from benchmarks import environment as env
 from benchmarks import seed
@@ -104,24 +105,12 @@ def run(engine_name: str, work_dir: str, quick: bool,
         f"{seed.TREES_GROUP} nodes (aggregate with their roots); every other node using "
         f"{seed.USAGE}. Unlimited at the smallest size only.")
     with contextlib.ExitStack() as stack:
-        url = stack.enter_context(env.database(engine_name, os.path.join(work_dir, "cand-db")))
-        backends: dict[str, PlacementBackend] = {"sql": env.sql_backend(work_dir, url)}
-        stack.callback(backends["sql"].close)
-        seeders = {"sql": _seeder(seed.seed_sql, url)}
-        if server is not None:
-            backends["placement"] = env.http_backend(work_dir, server.url)
-            stack.callback(backends["placement"].close)
-            seeders["placement"] = _seeder(seed.seed_placement, server.database_url)
-        seeded, previous = 0, None
-        for size in plan["providers"]:
-            for name, seeder in seeders.items():
-                began = time.perf_counter()
-                seeder(seeded, size)
-                report.figures.append(Figure(
-                    BENCH, engine_name, f"seed {size} {name} (bulk)",
-                    time.perf_counter() - began, "s", f"providers {seeded}..{size - 1}"))
-            _measure(report, engine_name, size, previous, backends, plan, cases())
-            seeded = previous = size
+        url, backends, seeders = _sides(stack, engine_name, work_dir, "cand-db", seed.seed_sql,
+                                        seed.seed_placement, server)
+        starts = (0, *plan["providers"][:-1])
+        _grow(report, engine_name, backends, seeders, plan, [
+            _Step(size, start, size, "", "providers", cases())
+            for start, size in zip(starts, plan["providers"], strict=True)])
         _verdicts(report, engine_name, max(plan["providers"]), server is not None, cases())
         if not quick:
             _api_seeding_rate(report, engine_name, backends, max(plan["providers"]))
@@ -141,33 +130,66 @@ def _trees(report: Report, engine: str, work_dir: str, plan: dict,
     measured together; and the sql backend takes its sharing-provider path
     for every request once any provider has MISC_SHARES_VIA_AGGREGATE."""
     with contextlib.ExitStack() as stack:
-        url = stack.enter_context(env.database(engine, os.path.join(work_dir, "trees-db")))
-        backends: dict[str, PlacementBackend] = {"sql": env.sql_backend(work_dir, url)}
-        stack.callback(backends["sql"].close)
-        seeders = {"sql": _seeder(seed.seed_trees_sql, url)}
+        own = None
         if server is not None:
             began = time.perf_counter()
             own = stack.enter_context(env.placement(
                 os.path.join(work_dir, "trees-placement"), engine, server.serving))
             report.figures.append(Figure(BENCH, engine, "trees Placement start (setup)",
                                          time.perf_counter() - began, "s", "db sync included"))
-            backends["placement"] = env.http_backend(work_dir, own.url)
-            stack.callback(backends["placement"].close)
-            seeders["placement"] = _seeder(seed.seed_trees_placement, own.database_url)
-        seeded, previous = 0, None
-        for target in plan["providers"]:
-            nodes = seed.trees_nodes(target)
-            size = seed.trees_providers(nodes)
-            for name, seeder in seeders.items():
-                began = time.perf_counter()
-                seeder(seeded, nodes)
-                report.figures.append(Figure(
-                    BENCH, engine, f"seed {size} trees {name} (bulk)",
-                    time.perf_counter() - began, "s", f"compute nodes {seeded}..{nodes - 1}"))
-            _measure(report, engine, size, previous, backends, plan,
-                     trees_cases(previous is None))
-            seeded, previous = nodes, size
-        _verdicts(report, engine, size, server is not None, trees_cases(False))
+        _url, backends, seeders = _sides(stack, engine, work_dir, "trees-db",
+                                         seed.seed_trees_sql, seed.seed_trees_placement, own)
+        nodes = [seed.trees_nodes(target) for target in plan["providers"]]
+        steps = [_Step(seed.trees_providers(stop), start, stop, "trees ", "compute nodes",
+                       trees_cases(start == 0))
+                 for start, stop in zip((0, *nodes[:-1]), nodes, strict=True)]
+        _grow(report, engine, backends, seeders, plan, steps)
+        _verdicts(report, engine, steps[-1].size, server is not None, trees_cases(False))
+
+
+def _sides(stack: contextlib.ExitStack, engine: str, work_dir: str, name: str,
+           seed_sql: Callable[[str, int, int], None],
+           seed_placement: Callable[[str, int, int], None],
+           server: PlacementServer | None) -> tuple[str, dict, dict]:
+    """A new sql database (its URL), and the backends of both sides with
+    their seeders (Placement's only with ``server``), closed by ``stack``."""
+    url = stack.enter_context(env.database(engine, os.path.join(work_dir, name)))
+    backends: dict[str, PlacementBackend] = {"sql": env.sql_backend(work_dir, url)}
+    stack.callback(backends["sql"].close)
+    seeders = {"sql": _seeder(seed_sql, url)}
+    if server is not None:
+        backends["placement"] = env.http_backend(work_dir, server.url)
+        stack.callback(backends["placement"].close)
+        seeders["placement"] = _seeder(seed_placement, server.database_url)
+    return url, backends, seeders
+
+
+class _Step(NamedTuple):
+    """One size of a growing cloud: seed ``start``..``stop``-1 (of
+    ``unit``), then measure ``cases`` at ``size`` providers."""
+
+    size: int
+    start: int
+    stop: int
+    label: str
+    unit: str
+    cases: list[tuple[str, t.CandidateQuery]]
+
+
+def _grow(report: Report, engine: str, backends: dict[str, PlacementBackend],
+          seeders: dict[str, Callable[[int, int], None]], plan: dict,
+          steps: list[_Step]) -> None:
+    """Seed each step on every side (timed apart), then measure its cases."""
+    previous = None
+    for step in steps:
+        for name, seeder in seeders.items():
+            began = time.perf_counter()
+            seeder(step.start, step.stop)
+            report.figures.append(Figure(
+                BENCH, engine, f"seed {step.size} {step.label}{name} (bulk)",
+                time.perf_counter() - began, "s", f"{step.unit} {step.start}..{step.stop - 1}"))
+        _measure(report, engine, step.size, previous, backends, plan, step.cases)
+        previous = step.size
 
 
 def _worst_case(report: Report, engine: str, size: int, backend: PlacementBackend, url: str,

@@ -139,14 +139,7 @@ def seed_placement(url: str, start: int, stop: int) -> None:
     rp = tb["resource_providers"]
     now = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
     try:
-        with db.transaction(engine) as conn:
-            rc = tb["resource_classes"]
-            class_ids = dict(conn.execute(
-                sa.select(rc.c.name, rc.c.id).where(rc.c.name.in_(list(INVENTORY)))).all())
-            tr = tb["traits"]
-            trait_id = conn.execute(sa.select(tr.c.id).where(tr.c.name == TRAIT)).scalar_one()
-            project_id = _external_id(conn, tb["projects"], PROJECT, now)
-            user_id = _external_id(conn, tb["users"], USER, now)
+        class_ids, trait_id, project_id, user_id = _placement_ids(engine, tb, TRAIT, now)
         for batch in _chunks(start, stop):
             with db.transaction(engine) as conn:
                 conn.execute(sa.insert(rp), [
@@ -174,6 +167,18 @@ def seed_placement(url: str, start: int, stop: int) -> None:
                          "created_at": now} for p in traited])
     finally:
         engine.dispose()
+
+
+def _placement_ids(engine: sa.Engine, tb, trait: str, now) -> tuple[dict, int, int, int]:
+    """Placement's ids of the standard classes seeded, of ``trait``, and of
+    the benchmark's project and user (made when missing)."""
+    with db.transaction(engine) as conn:
+        rc, tr = tb["resource_classes"], tb["traits"]
+        class_ids = dict(conn.execute(
+            sa.select(rc.c.name, rc.c.id).where(rc.c.name.in_(list(INVENTORY)))).all())
+        trait_id = conn.execute(sa.select(tr.c.id).where(tr.c.name == trait)).scalar_one()
+        return (class_ids, trait_id, _external_id(conn, tb["projects"], PROJECT, now),
+                _external_id(conn, tb["users"], USER, now))
 
 
 def _external_id(conn: sa.Connection, table: sa.Table, external: str, now) -> int:
@@ -386,15 +391,8 @@ def seed_trees_placement(url: str, start: int, stop: int) -> None:
     now = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
     at = {"created_at": now}
     try:
-        with db.transaction(engine) as conn:
-            rc = tb["resource_classes"]
-            class_ids = dict(conn.execute(
-                sa.select(rc.c.name, rc.c.id).where(rc.c.name.in_(list(INVENTORY)))).all())
-            tr = tb["traits"]
-            trait_id = conn.execute(
-                sa.select(tr.c.id).where(tr.c.name == t.SHARING_TRAIT)).scalar_one()
-            project_id = _external_id(conn, tb["projects"], PROJECT, now)
-            user_id = _external_id(conn, tb["users"], USER, now)
+        class_ids, trait_id, project_id, user_id = _placement_ids(engine, tb, t.SHARING_TRAIT,
+                                                                  now)
         for rows in _trees_chunks(start, stop):
             with db.transaction(engine) as conn:
                 ids = _insert_trees(conn, tb["resource_providers"], rows, at)
