@@ -26,7 +26,7 @@ The rules, as OpenStack Placement has them:
   sharing providers alone is the sharing provider's own tree's candidate.
 
 Each tree is combined in Python after reading it with its inventory,
-usage, traits and aggregates (two or three queries per batch of trees):
+usage, traits and aggregates (three queries per batch of trees):
 slower than the plain search on big clouds, which is why only requests
 that need it (or a cloud that has sharing providers) come here. The
 sharing providers' trees are read first; then the trees in root order:
@@ -64,8 +64,8 @@ def sharing_exists(conn: sa.Connection) -> bool:
     return conn.execute(_SHARING).first() is not None
 
 
-def _roots(conn: sa.Connection, tree_of: str | None, after: int, count: int | None,
-           ) -> list[int]:
+def _roots(conn: sa.Connection, tree_of: str | None, after: int,
+           count: int | None) -> list[int]:
     """Root ids after ``after`` in order, at most ``count`` of them."""
     rp = m.resource_providers
     stmt = (sa.select(rp.c.id).where(rp.c.parent_provider_id.is_(None), rp.c.id > after)
@@ -144,6 +144,7 @@ def find(conn: sa.Connection, query: t.CandidateQuery, trees_cls: Any) -> t.Allo
 
 
 def _load(conn: sa.Connection, trees_cls: Any, roots: list[int]) -> Any:
+    """The trees of ``roots`` with their aggregates (none: no query)."""
     return trees_cls.load(conn, roots, with_aggregates=True) if roots else trees_cls({})
 
 
@@ -240,23 +241,15 @@ class _TreeSearch:
                 if not choices:
                     return
                 slots.append((suffix, rc, choices))
-        # With the unnumbered group alone each pick (a provider per class)
-        # is a different request; numbered groups may make equal ones.
-        seen: set | None = None if list(self.groups) == [UNNUMBERED] else set()
+        # Two picks never make the same request: the mappings name each
+        # numbered group's provider, and what is left of the allocations
+        # names the provider of each unnumbered class (amounts are >= 1).
         for chosen in itertools.product(*(choices for _, _, choices in slots)):
             picked = [(suffix, rc, node) for (suffix, rc, _), node in zip(slots, chosen,
                                                                            strict=True)]
             request = self._request(picked)
-            if request is None:
-                continue
-            if seen is not None:
-                key = (tuple(sorted((p, tuple(sorted(r.items())))
-                                    for p, r in request.allocations.items())),
-                       tuple(sorted(request.mappings.items())))
-                if key in seen:
-                    continue
-                seen.add(key)
-            yield request
+            if request is not None:
+                yield request
 
     def _request(self, picked: list) -> t.AllocationRequest | None:
         query = self.query

@@ -297,7 +297,7 @@ def test_the_plan_reads_every_table_through_its_indexes(backend, calls):
     costs more as they grow (see pg_write.SESSION_SETTINGS). Sequential
     scans are off in the statement's sessions, so one in the plan is a
     condition no index can serve: a write then reads every provider of
-    the cloud (16 ms a write at 100,000 providers, ``python -m benchmarks
+    the cloud (15 ms a write at 100,000 providers, ``python -m benchmarks
     --only scale``)."""
     provider = _provider(backend, total=1000)
     for _ in range(20):
