@@ -21,7 +21,12 @@ all on the same engine:
   each) against real OpenStack Placement served by gunicorn: every cycle
   pays HTTP, JSON and keystoneauth as a host talking to Placement does;
 * ``raw``: one-row INSERT+COMMIT transactions with K clients, the engine's
-  ceiling for a one-statement transaction.
+  ceiling for a one-statement transaction;
+* ``statement`` (PostgreSQL): claims of new instances by the one-statement
+  allocation write alone, its prepared statement sent on K DBAPI
+  connections with none of SQLAlchemy's execution, the pool, the retry
+  layer or validation: what the server spends on a write, so
+  statement/raw is the ceiling of sql/raw.
 
 Rounds of the sides are interleaved, and every round starts with no
 allocations, so a ratio compares figures taken under the same conditions.
@@ -45,6 +50,7 @@ from benchmarks.results import Figure, Report, Verdict, median, spread
 from rtframework import db
 from rtframework.placement import types as t
 from rtframework.placement.backend import PlacementBackend
+from rtframework.placement.sql import pg_write
 from tests.fixtures.placement_server import PlacementServer
 
 BENCH = "claims"
@@ -110,6 +116,30 @@ def _raw_commit(engine: sa.Engine, client: int) -> Callable[[], None]:
     return commit
 
 
+def _statement_alone(stack: contextlib.ExitStack, url: str,
+                     provider: str) -> Callable[[], None]:
+    """A claim of a new instance's FLAVOR on ``provider`` through the
+    one-statement write's prepared statement on a DBAPI connection of its
+    own, with its sessions' settings (see the module docstring)."""
+    engine = db.create_engine(url, pool_size=1, pg_settings=pg_write.SESSION_SETTINGS)
+    stack.callback(engine.dispose)
+    pooled = engine.raw_connection()
+    stack.callback(pooled.close)
+    conn = pooled.driver_connection
+    conn.autocommit = True
+    cursor = conn.cursor()
+    cursor.execute(pg_write._PREPARE.text)
+    execute = str(pg_write._EXECUTE.compile(dialect=engine.dialect))
+
+    def claim() -> None:
+        cursor.execute(execute, pg_write.parameters([t.AllocationWrite(
+            str(uuidlib.uuid4()), {provider: FLAVOR}, PROJECT, USER, None)]))
+        if not cursor.fetchone()[0]:
+            raise RuntimeError("the statement declined a claim")
+
+    return claim
+
+
 def _clear(engine: sa.Engine, tables: tuple[str, ...]) -> None:
     """Remove what earlier rounds wrote, so every round starts alike."""
     with db.transaction(engine) as conn:
@@ -152,6 +182,10 @@ def run(engine_name: str, work_dir: str, quick: bool,
                                           plan["seconds"]),
                     lambda: _clear(sql_engine, ("bench_raw_commits",))),
         }
+        if engine_name == "postgresql":
+            alone = [_statement_alone(stack, url, source) for source, _dest in sql_pairs]
+            systems["statement"] = (lambda k: run_clients(alone[:k], plan["seconds"]),
+                                    clear_sql)
         if workers > 1:
             pool = stack.enter_context(processes.Pool(workers, work_dir, url))
             systems["sql-procs"] = (
@@ -225,21 +259,24 @@ def _summarise(report: Report, engine: str, plan, samples, durability: str, work
         f"sql-procs = the same K clients over {workers} processes (as many as Placement's "
         "workers); placement = rtframework's http backend against OpenStack Placement "
         f"({server.serving.describe() if server else 'not run'}); raw = one-row "
-        "INSERT+COMMIT transactions. sql/raw compares allocation write transactions "
-        f"(2 per cycle) with raw commits. Median of {plan['rounds']} interleaved rounds of "
+        "INSERT+COMMIT transactions; statement (PostgreSQL) = claims of new instances by "
+        "the one-statement write's prepared statement alone on K DBAPI connections. "
+        "sql/raw compares allocation write transactions (2 per cycle) with raw commits, "
+        "statement/raw the statement's writes with them. "
+        f"Median of {plan['rounds']} interleaved rounds of "
         f"{plan['seconds']}s, min-max beside it. {engine} durability: {durability}.")
     rates: dict[tuple[str, int], float] = {}
     errors: dict[tuple[str, int], int] = {}
     spreads: dict[int, float] = {}
     for k in plan["clients"]:
-        for name in ("sql", "sql-procs", "placement", "raw"):
+        for name in ("sql", "sql-procs", "placement", "raw", "statement"):
             runs = samples.get((name, k))
             if not runs:
                 continue
             per_second = [r.per_second for r in runs]
             rates[name, k] = median(per_second)
             errors[name, k] = sum(r.errors for r in runs)
-            unit = "commits/s" if name == "raw" else "cycles/s"
+            unit = {"raw": "commits/s", "statement": "writes/s"}.get(name, "cycles/s")
             detail = f"{errors[name, k]} errors: {next(r.first_error for r in runs if r.errors)}" \
                 if errors[name, k] else ""
             if name == "raw":
@@ -281,6 +318,10 @@ def _verdicts(report: Report, engine: str, k: int, rates, errors,
                 engine, f"K={k}: sql >= {TARGET_VS_PLACEMENT:g}x Placement", f"{ratio:.2f}x",
                 ratio >= TARGET_VS_PLACEMENT,
                 errors.get(("sql", k), 0) + errors.get(("placement", k), 0)))
+    if raw and ("statement", k) in rates:
+        report.figures.append(Figure(BENCH, engine, f"K={k} statement/raw",
+                                     rates["statement", k] / raw * 100, "%",
+                                     "the statement's writes/s over raw commits/s"))
     if raw:
         ratio = sql * WRITES_PER_CYCLE / raw
         report.figures.append(Figure(BENCH, engine, f"K={k} sql/raw", ratio * 100, "%",

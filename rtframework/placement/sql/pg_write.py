@@ -175,12 +175,9 @@ _UNDEFINED_PREPARED_STATEMENT = "26000"
 _DUPLICATE_PREPARED_STATEMENT = "42P05"
 
 
-def try_write(conn: sa.Connection, writes: Sequence[t.AllocationWrite]) -> bool:
-    """Write ``writes`` in one statement if it surely succeeds (``conn``
-    in autocommit mode); False when it declined and wrote nothing."""
-    params: dict[str, list] = {k: [] for k in (
-        "w_uuids", "w_gens", "w_projects", "w_users", "w_types", "w_holds",
-        "r_consumers", "r_providers", "r_classes", "r_used")}
+def parameters(writes: Sequence[t.AllocationWrite]) -> dict[str, list]:
+    """The statement's parameters for ``writes``: a list per parameter."""
+    params: dict[str, list] = {k: [] for k in _PARAMS}
     for w in writes:
         params["w_uuids"].append(w.consumer_uuid)
         params["w_gens"].append(w.consumer_generation)
@@ -194,6 +191,13 @@ def try_write(conn: sa.Connection, writes: Sequence[t.AllocationWrite]) -> bool:
                 params["r_providers"].append(provider)
                 params["r_classes"].append(rc)
                 params["r_used"].append(amount)
+    return params
+
+
+def try_write(conn: sa.Connection, writes: Sequence[t.AllocationWrite]) -> bool:
+    """Write ``writes`` in one statement if it surely succeeds (``conn``
+    in autocommit mode); False when it declined and wrote nothing."""
+    params = parameters(writes)
     info = conn.connection.info
     if not info.get(_PREPARED):
         try:
