@@ -150,7 +150,8 @@ def _trees(report: Report, engine: str, work_dir: str, plan: dict,
 def _sides(stack: contextlib.ExitStack, engine: str, work_dir: str, name: str,
            seed_sql: Callable[[str, int, int], None],
            seed_placement: Callable[[str, int, int], None],
-           server: PlacementServer | None) -> tuple[str, dict, dict]:
+           server: PlacementServer | None,
+           ) -> tuple[str, dict[str, PlacementBackend], dict[str, Callable[[int, int], None]]]:
     """A new sql database (its URL), and the backends of both sides with
     their seeders (Placement's only with ``server``), closed by ``stack``."""
     url = stack.enter_context(env.database(engine, os.path.join(work_dir, name)))

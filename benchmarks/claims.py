@@ -128,8 +128,8 @@ def _statement_alone(stack: contextlib.ExitStack, url: str,
     conn = pooled.driver_connection
     conn.autocommit = True
     cursor = conn.cursor()
-    cursor.execute(pg_write._PREPARE.text)
-    execute = str(pg_write._EXECUTE.compile(dialect=engine.dialect))
+    prepare, execute = pg_write.statements(engine.dialect)
+    cursor.execute(prepare)
 
     def claim() -> None:
         cursor.execute(execute, pg_write.parameters([t.AllocationWrite(
@@ -182,7 +182,8 @@ def run(engine_name: str, work_dir: str, quick: bool,
                                           plan["seconds"]),
                     lambda: _clear(sql_engine, ("bench_raw_commits",))),
         }
-        if engine_name == "postgresql":
+        version = sql_engine.dialect.server_version_info or (0,)
+        if engine_name == "postgresql" and version >= pg_write.SESSION_SETTINGS_SINCE:
             alone = [_statement_alone(stack, url, source) for source, _dest in sql_pairs]
             systems["statement"] = (lambda k: run_clients(alone[:k], plan["seconds"]),
                                     clear_sql)
@@ -319,9 +320,11 @@ def _verdicts(report: Report, engine: str, k: int, rates, errors,
                 ratio >= TARGET_VS_PLACEMENT,
                 errors.get(("sql", k), 0) + errors.get(("placement", k), 0)))
     if raw and ("statement", k) in rates:
-        report.figures.append(Figure(BENCH, engine, f"K={k} statement/raw",
-                                     rates["statement", k] / raw * 100, "%",
-                                     "the statement's writes/s over raw commits/s"))
+        failed = errors.get(("statement", k), 0) + errors.get(("raw", k), 0)
+        report.figures.append(Figure(
+            BENCH, engine, f"K={k} statement/raw", rates["statement", k] / raw * 100, "%",
+            "the statement's writes/s over raw commits/s"
+            + (f" ({failed} errors)" if failed else "")))
     if raw:
         ratio = sql * WRITES_PER_CYCLE / raw
         report.figures.append(Figure(BENCH, engine, f"K={k} sql/raw", ratio * 100, "%",

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import datetime
 import uuid as uuidlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
 import sqlalchemy as sa
@@ -169,7 +169,8 @@ def seed_placement(url: str, start: int, stop: int) -> None:
         engine.dispose()
 
 
-def _placement_ids(engine: sa.Engine, tb, trait: str, now) -> tuple[dict, int, int, int]:
+def _placement_ids(engine: sa.Engine, tb: Mapping[str, sa.Table], trait: str,
+                   now: datetime.datetime) -> tuple[dict[str, int], int, int, int]:
     """Placement's ids of the standard classes seeded, of ``trait``, and of
     the benchmark's project and user (made when missing)."""
     with db.transaction(engine) as conn:

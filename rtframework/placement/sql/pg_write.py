@@ -175,6 +175,13 @@ _UNDEFINED_PREPARED_STATEMENT = "26000"
 _DUPLICATE_PREPARED_STATEMENT = "42P05"
 
 
+def statements(dialect: sa.Dialect) -> tuple[str, str]:
+    """The PREPARE and the EXECUTE of the write as a DBAPI cursor of
+    ``dialect`` takes them, for running the statement alone (benchmarks);
+    the EXECUTE takes :func:`parameters`."""
+    return _PREPARE.text, str(_EXECUTE.compile(dialect=dialect))
+
+
 def parameters(writes: Sequence[t.AllocationWrite]) -> dict[str, list]:
     """The statement's parameters for ``writes``: a list per parameter."""
     params: dict[str, list] = {k: [] for k in _PARAMS}

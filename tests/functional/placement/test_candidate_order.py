@@ -90,12 +90,17 @@ def _shape(rng: random.Random) -> dict:
             "member_of": member_of, "forbidden_aggregates": banned}
 
 
-def _own_tree(request, summaries, position, shared) -> int:
+def _own_tree(request: t.AllocationRequest, summaries: dict[str, t.ProviderSummary],
+              position: dict[str, int], shared: set[str]) -> int:
     """The position of the tree a candidate belongs to: the tree of the
-    providers it uses that share nothing, else its one sharing provider's."""
+    providers it uses that share nothing, else its one sharing provider's
+    (the sharing providers here are roots)."""
     mine = {summaries[p].root_uuid for p in request.allocations if p not in shared}
     assert len(mine) <= 1, request
-    return position[(mine or set(request.allocations)).pop()]
+    if not mine:
+        assert len(request.allocations) == 1, request
+        mine = set(request.allocations)
+    return position[mine.pop()]
 
 
 @pytest.mark.parametrize("seed, sharers", [(1, 0), (2, 0), (3, 0), (4, 2), (5, 2)])
