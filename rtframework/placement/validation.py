@@ -379,12 +379,12 @@ def candidate_query(query: t.CandidateQuery) -> t.CandidateQuery:
             forbidden_aggregates=_uuid_set(group.forbidden_aggregates,
                                            f"{where} forbidden aggregate"),
         )
-        if not checked.resources and not checked.required_traits | checked.forbidden_traits:
-            raise errors.InvalidRequest(f"{where} asks for no resources and no traits")
-        if not checked.resources and checked.forbidden_aggregates:
+        # A group without resources names a provider by its traits,
+        # aggregates or tree (Placement 1.36+, in same_subtree; see below).
+        if not (checked.resources or checked.required_traits or checked.forbidden_traits
+                or checked.member_of or checked.forbidden_aggregates or checked.in_tree):
             raise errors.InvalidRequest(
-                f"{where} forbids aggregates but asks for no resources: a member_of "
-                "needs resources in its group")
+                f"{where} asks for nothing: no resources, traits, aggregates or tree")
         groups[suffix] = checked
     if not resources and not any(g.resources for g in groups.values()):
         raise errors.InvalidRequest("an allocation candidate request needs resources")

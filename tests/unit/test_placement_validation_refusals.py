@@ -149,7 +149,7 @@ NEEDS = {"VCPU": 1}
     (t.CandidateQuery(groups={"a b": G(NEEDS)}), "request group suffix must be 1 to 64"),
     (t.CandidateQuery(groups={"1": NEEDS}), "request group 1: not a RequestGroup"),
     (t.CandidateQuery(resources=NEEDS, groups={"1": G()}),
-     "request group 1 asks for no resources and no traits"),
+     "request group 1 asks for nothing: no resources, traits, aggregates or tree"),
     (t.CandidateQuery(), "an allocation candidate request needs resources"),
     (t.CandidateQuery(in_tree=RP, groups={"1": G(NEEDS)}),
      "the unnumbered group names in_tree, member_of or traits but no resources"),
