@@ -131,21 +131,28 @@ def test_a_malformed_forbidden_aggregate_is_refused(backend, make_provider, bad)
                                                   forbidden_aggregates=bad)}))
 
 
-def test_forbidden_aggregates_need_resources_in_their_group(backend, make_provider):
+def test_forbidden_aggregates_on_a_group_without_resources(backend, make_provider):
+    """The unnumbered group needs resources for them; a numbered group
+    without resources (named in same_subtree, Placement 1.36+) may forbid
+    aggregates. Such a group names a provider by its required traits or
+    member_of only (as Placement does): with neither, or with a trait no
+    provider has, there is no candidate."""
+    banned = new_uuid()
     root = make_provider({"VCPU": 4})
-    child = make_provider({"VGPU": 1}, parent=root.uuid)
+    child = make_provider({"VGPU": 1}, parent=root.uuid, aggregates=[banned])
     with pytest.raises(errors.InvalidRequest):
         backend.get_allocation_candidates(t.CandidateQuery(
             groups={"1": G(resources={"VGPU": 1}, in_tree=root.uuid)},
             forbidden_aggregates=frozenset({new_uuid()})))
-    with pytest.raises(errors.InvalidRequest):
-        backend.get_allocation_candidates(t.CandidateQuery(
-            resources={"VCPU": 1}, in_tree=root.uuid, group_policy="none",
-            groups={"1": G(resources={"VGPU": 1}, in_tree=root.uuid),
-                    "2": G(required_traits=frozenset({"HW_CPU_X86_AVX2"}),
-                           forbidden_aggregates=frozenset({new_uuid()}))},
-            same_subtree=(frozenset({"1", "2"}),)))
-    assert child.uuid
+    assert found(backend, resources={"VCPU": 1}, in_tree=root.uuid,
+                 groups={"1": G(resources={"VGPU": 1}, in_tree=root.uuid)}) == [
+        {root.uuid: {"VCPU": 1}, child.uuid: {"VGPU": 1}}]
+    for traits, want in ((frozenset(), []), (frozenset({"HW_CPU_X86_AVX2"}), [])):
+        assert found(backend, resources={"VCPU": 1}, in_tree=root.uuid, group_policy="none",
+                     groups={"1": G(resources={"VGPU": 1}, in_tree=root.uuid),
+                             "2": G(required_traits=traits,
+                                    forbidden_aggregates=frozenset({banned}))},
+                     same_subtree=(frozenset({"1", "2"}),)) == want
 
 
 def test_a_numbered_groups_member_of_is_its_own_providers(backend, make_provider):

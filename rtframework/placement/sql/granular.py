@@ -222,6 +222,10 @@ class _TreeSearch:
                 slots = [[n for n in pool if n.uuid in self.mine
                           and group.required_traits <= n.traits]]
             return slots
+        if not group.resources and not (group.required_traits or group.member_of):
+            # Placement names a provider for a group without resources by
+            # its required traits or member_of only: without them, none.
+            return [[]]
         return [[n for n in pool
                  if group.required_traits <= n.traits
                  and all(self._fits(n, rc, amount) for rc, amount in group.resources.items())]]
