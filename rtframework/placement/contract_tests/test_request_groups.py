@@ -217,3 +217,24 @@ def test_a_tree_and_the_pool_it_shares(backend, shared_disk):
         resources={"VCPU": 1}, in_tree=compute.uuid, groups={"disk": disk}))
     assert [dict(r.allocations) for r in got.allocation_requests] == [
         {compute.uuid: {"VCPU": 1}, pool.uuid: {"DISK_GB": 10}}]
+
+
+def test_an_aggregate_no_provider_is_in(backend, shared_disk):
+    # Asked for, it matches nothing; forbidden, it forbids nothing; beside
+    # a known one in an any-of set, the known one counts.
+    agg, compute, pool = shared_disk
+    nobody = new_uuid()
+    want = {"VCPU": 1, "DISK_GB": 10}
+    both = {alloc((compute, {"VCPU": 1}), (pool, {"DISK_GB": 10}))}
+    assert found(backend, resources=want, member_of=(frozenset({agg}),),
+                 forbidden_aggregates=frozenset({nobody})) == both
+    assert found(backend, resources=want, member_of=(frozenset({agg, nobody}),)) == both
+    assert found(backend, resources=want,
+                 member_of=(frozenset({agg}), frozenset({nobody}))) == set()
+
+    def disk(**narrowed) -> set[frozenset]:
+        return found(backend, resources={"VCPU": 1}, in_tree=compute.uuid,
+                     groups={"disk": G(resources={"DISK_GB": 10}, **narrowed)})
+
+    assert disk(member_of=(frozenset({nobody}),)) == set()
+    assert disk(member_of=(frozenset({agg}),), forbidden_aggregates=frozenset({nobody})) == both

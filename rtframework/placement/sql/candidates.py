@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import functools
 import itertools
-from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
@@ -180,43 +179,52 @@ def _mariadb_search(shape: tuple, dialect: sa.Dialect) -> sa.engine.Compiled:
     return _search_statement(shape, True, False).compile(dialect=dialect)
 
 
-def _trees_of(roots: sa.FromClause | None, lateral: bool) -> sa.Select:
-    """Per provider of the trees of the ``roots`` subquery's ids (or of the
-    list :roots), one row per inventory class (or one row without): ids,
-    uuid, the inventory with its stored usage, and the provider's traits as
-    one comma-separated string (trait names have no commas). Parent and
+def _trees_of(roots: sa.FromClause, lateral: bool, aggregates: bool) -> sa.Select:
+    """Per provider of the trees of the ``roots`` subquery's ids, one row per
+    inventory class (or one row without): ids, uuid, the inventory with its
+    stored usage, and the provider's traits and (with ``aggregates``, else
+    NULL) aggregate ids, each as one comma-separated string. Parent and
     root uuids are the trees' own rows, so no join of the provider table
     with itself is needed.
 
-    With ``lateral`` (PostgreSQL) the traits are gathered once per provider
-    rather than once per row: a limit-1000 search returns 3,000 rows.
+    With ``lateral`` (PostgreSQL) traits and aggregates are gathered once
+    per provider rather than once per row: a limit-1000 search returns
+    3,000 rows.
     """
     rp, inv, pt = m.resource_providers, m.inventories, m.provider_traits
-    names = (sa.select(sa.func.aggregate_strings(pt.c.trait, ",").label("traits"))
-             .where(pt.c.resource_provider_id == rp.c.id))
+    pa = m.provider_aggregates
+    lists = [sa.select(sa.func.aggregate_strings(pt.c.trait, ",").label("traits"))
+             .where(pt.c.resource_provider_id == rp.c.id)]
+    if aggregates:
+        # Ids, not uuids: no join per provider (see queries.by_aggregate_ids).
+        lists.append(sa.select(sa.func.aggregate_strings(sa.cast(pa.c.aggregate_id, sa.String),
+                                                         ",").label("aggregates"))
+                     .where(pa.c.resource_provider_id == rp.c.id))
+    source: sa.FromClause = rp
     if lateral:
-        names = names.lateral("provider_trait_names")
-        source = rp.outerjoin(names, sa.true()).outerjoin(
-            inv, inv.c.resource_provider_id == rp.c.id)
-        traits = names.c.traits
+        columns = []
+        for found in lists:
+            found = found.lateral(f"provider_{found.selected_columns[0].name}")
+            source = source.outerjoin(found, sa.true())
+            columns.append(list(found.c)[0])
     else:
-        source = rp.outerjoin(inv, inv.c.resource_provider_id == rp.c.id)
-        traits = names.scalar_subquery().label("traits")
+        columns = [found.scalar_subquery().label(found.selected_columns[0].name)
+                   for found in lists]
+    if not aggregates:
+        columns.append(sa.null().label("aggregates"))
+    source = source.outerjoin(inv, inv.c.resource_provider_id == rp.c.id)
     stmt = sa.select(rp.c.id, rp.c.uuid, rp.c.parent_provider_id, rp.c.root_provider_id,
                      inv.c.resource_class, inv.c.total, inv.c.reserved, inv.c.min_unit,
                      inv.c.max_unit, inv.c.step_size, inv.c.allocation_ratio, inv.c.used,
-                     traits)
-    if roots is None:
-        stmt = stmt.select_from(source).where(
-            rp.c.root_provider_id.in_(sa.bindparam("roots", expanding=True)))
-    else:
-        stmt = stmt.select_from(
-            roots.join(source, rp.c.root_provider_id == list(roots.c)[0]))
+                     *columns)
+    stmt = stmt.select_from(roots.join(source, rp.c.root_provider_id == list(roots.c)[0]))
     return stmt.order_by(rp.c.id, inv.c.resource_class)  # summaries list classes in order
 
 
-# The trees of a list of roots, by ``lateral``.
-_TREES = {lateral: _trees_of(None, lateral) for lateral in (False, True)}
+@functools.lru_cache(maxsize=64)
+def _trees_after(roots: sa.Select, lateral: bool) -> sa.Select:
+    """The trees (with their aggregates) of the roots ``roots`` selects."""
+    return _trees_of(roots.subquery("roots"), lateral, True)
 
 
 def _lateral(conn: sa.Connection) -> bool:
@@ -227,7 +235,9 @@ def _lateral(conn: sa.Connection) -> bool:
 def _search_statement(shape: tuple, limited: bool, lateral: bool) -> sa.Select:
     """The matching roots and their trees in one statement: the roots in
     id order after :after, at most :batch of them when ``limited``."""
-    return _trees_of(_roots_statement(*shape, limited).subquery("roots"), lateral)
+    member_of, banned = shape[1], shape[4]
+    return _trees_of(_roots_statement(*shape, limited).subquery("roots"), lateral,
+                     bool(member_of or banned))
 
 
 def find(conn: sa.Connection, query: t.CandidateQuery) -> t.AllocationCandidates:
@@ -251,7 +261,7 @@ def find(conn: sa.Connection, query: t.CandidateQuery) -> t.AllocationCandidates
     shape = (requested, tuple(sorted(query.member_of, key=sorted)),
              frozenset(query.required_traits), frozenset(query.forbidden_traits),
              frozenset(query.forbidden_aggregates), tree_root is not None)
-    with_aggregates = bool(query.member_of or query.forbidden_aggregates)
+    by_ids = queries.by_aggregate_ids(conn, query)
     while query.limit is None or len(requests) < query.limit:
         # A matching tree gives at least one candidate, except when required
         # traits sit only on providers that serve nothing: then fetch more.
@@ -265,14 +275,14 @@ def find(conn: sa.Connection, query: t.CandidateQuery) -> t.AllocationCandidates
         else:
             rows = _tuples(conn.execute(
                 _search_statement(shape, batch is not None, _lateral(conn)), params))
-        trees = _Trees.from_rows(conn, rows, with_aggregates=with_aggregates)
+        trees = _Trees.from_rows(rows)
         roots = sorted(trees.by_root)
         if not roots:
             break
         after = roots[-1]
         for root in roots:
             found = 0
-            for allocations in trees.candidates(root, query, requested):
+            for allocations in trees.candidates(root, by_ids, requested):
                 requests.append(t.AllocationRequest(allocations=allocations,
                                                     mappings={"": tuple(allocations)}))
                 found += 1
@@ -305,8 +315,8 @@ class _Node:
 
 
 class _Trees:
-    """Everything about a few trees, read in two or three queries, to
-    combine their providers in Python."""
+    """Everything about a few trees, read in one query, to combine their
+    providers in Python."""
 
     def __init__(self, nodes: dict[int, _Node]) -> None:
         self.by_root: dict[int, list[_Node]] = {}
@@ -317,30 +327,28 @@ class _Trees:
         self._summaries: dict[tuple[float, int], t.ResourceSummary] = {}
 
     @classmethod
-    def load(cls, conn: sa.Connection, roots: list[int], *, with_aggregates: bool) -> _Trees:
-        """The trees of ``roots``."""
-        return cls.from_rows(conn, _tuples(conn.execute(_TREES[_lateral(conn)],
-                                                        {"roots": roots})),
-                             with_aggregates=with_aggregates)
+    def load(cls, conn: sa.Connection, roots: sa.Select, params: dict) -> _Trees:
+        """The trees of the roots ``roots`` selects (with ``params``),
+        with their aggregates, in one statement."""
+        return cls.from_rows(_tuples(conn.execute(_trees_after(roots, _lateral(conn)), params)))
 
     @classmethod
-    def from_rows(cls, conn: sa.Connection, rows: Sequence[tuple], *,
-                  with_aggregates: bool) -> _Trees:
-        """Trees from the rows of :func:`_trees_of` (and their providers'
-        aggregates, read in one more query, when asked)."""
+    def from_rows(cls, rows: Sequence[tuple]) -> _Trees:
+        """Trees from the rows of :func:`_trees_of`."""
         nodes: dict[int, _Node] = {}
-        # Like hosts have like traits: equal sets are shared.
-        trait_sets: dict[str, frozenset[str]] = {}
+        # Like hosts have like traits and aggregates: equal sets are shared.
+        sets: dict[str, frozenset[str]] = {}
         for (pid, uuid, parent_id, root_id, rc, total, reserved, min_unit, max_unit,
-             step_size, ratio, used, traits) in rows:
+             step_size, ratio, used, traits, aggregates) in rows:
             node = nodes.get(pid)
             if node is None:
                 node = nodes[pid] = _Node(pid, uuid, parent_id, root_id)
                 if traits:
-                    shared = trait_sets.get(traits)
-                    if shared is None:
-                        shared = trait_sets[traits] = frozenset(traits.split(","))
-                    node.traits = shared
+                    node.traits = sets.get(traits) or sets.setdefault(
+                        traits, frozenset(traits.split(",")))
+                if aggregates:
+                    node.aggregates = sets.get(aggregates) or sets.setdefault(
+                        aggregates, frozenset(aggregates.split(",")))
             if rc is not None:
                 node.resources[rc] = (t.capacity_of(total, reserved, float(ratio)), int(used),
                                       min_unit, max_unit, step_size)
@@ -351,17 +359,6 @@ class _Trees:
                 parent = nodes.get(node.parent_id)
                 node.parent_uuid = parent.uuid if parent is not None else None
                 node.root_uuid = nodes[node.root_id].uuid
-        if with_aggregates:
-            pa, agg = m.provider_aggregates, m.placement_aggregates
-            found: dict[int, set[str]] = defaultdict(set)
-            for pid, uuid in conn.execute(
-                sa.select(pa.c.resource_provider_id, agg.c.uuid)
-                .select_from(pa.join(agg, pa.c.aggregate_id == agg.c.id))
-                .where(pa.c.resource_provider_id.in_(list(nodes)))
-            ):
-                found[pid].add(uuid)
-            for pid, uuids in found.items():
-                nodes[pid].aggregates = frozenset(uuids)
         return cls(nodes)
 
     @staticmethod

@@ -26,7 +26,7 @@ The rules, as OpenStack Placement has them:
   sharing providers alone is the sharing provider's own tree's candidate.
 
 Each tree is combined in Python after reading it with its inventory,
-usage, traits and aggregates (three queries per batch of trees):
+usage, traits and aggregates (one query per batch of trees):
 slower than the plain search on big clouds, which is why only requests
 that need it (or a cloud that has sharing providers) come here. The
 sharing providers' trees are read first; then the trees in root order:
@@ -36,6 +36,7 @@ trees read so far gave, until the limit is reached.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from collections.abc import Iterator, Sequence
@@ -46,6 +47,7 @@ import sqlalchemy as sa
 from rtframework.placement import types as t
 from rtframework.placement import validation
 from rtframework.placement.sql import models as m
+from rtframework.placement.sql import queries
 
 UNNUMBERED = ""
 # The trees a limited search reads first (at most its limit), and the most
@@ -59,22 +61,34 @@ _SHARING = (
 )
 
 
+# The roots of the sharing providers' trees.
+_SHARING_ROOTS = (
+    sa.select(m.resource_providers.c.root_provider_id).distinct()
+    .select_from(m.provider_traits.join(
+        m.resource_providers,
+        m.resource_providers.c.id == m.provider_traits.c.resource_provider_id))
+    .where(m.provider_traits.c.trait == t.SHARING_TRAIT)
+)
+
+
 def sharing_exists(conn: sa.Connection) -> bool:
     """Whether any provider shares its inventory through aggregates."""
     return conn.execute(_SHARING).first() is not None
 
 
-def _roots(conn: sa.Connection, tree_of: str | None, after: int,
-           count: int | None) -> list[int]:
-    """Root ids after ``after`` in order, at most ``count`` of them."""
+@functools.lru_cache(maxsize=4)
+def _roots(in_tree: bool, limited: bool) -> sa.Select:
+    """Root ids after :after in order (at most :count of them when
+    ``limited``; only the root of :tree_of's tree with ``in_tree``)."""
     rp = m.resource_providers
-    stmt = (sa.select(rp.c.id).where(rp.c.parent_provider_id.is_(None), rp.c.id > after)
-            .order_by(rp.c.id).limit(count))
-    if tree_of is not None:
+    stmt = (sa.select(rp.c.id).where(rp.c.parent_provider_id.is_(None),
+                                     rp.c.id > sa.bindparam("after", type_=sa.Integer))
+            .order_by(rp.c.id))
+    if in_tree:
         tree = rp.alias("tree")
         stmt = stmt.where(rp.c.id == sa.select(tree.c.root_provider_id)
-                          .where(tree.c.uuid == tree_of).scalar_subquery())
-    return list(conn.execute(stmt).scalars())
+                          .where(tree.c.uuid == sa.bindparam("tree_of")).scalar_subquery())
+    return stmt.limit(sa.bindparam("count", type_=sa.Integer)) if limited else stmt
 
 
 def _root_uuid_of(conn: sa.Connection, uuid: str | None) -> str | None:
@@ -91,6 +105,7 @@ def _root_uuid_of(conn: sa.Connection, uuid: str | None) -> str | None:
 def find(conn: sa.Connection, query: t.CandidateQuery, trees_cls: Any) -> t.AllocationCandidates:
     """Candidates by root provider id, then in the order the groups'
     options combine (providers in id order)."""
+    query = queries.by_aggregate_ids(conn, query)
     groups: dict[str, t.RequestGroup] = {}
     if query.resources or query.required_traits or query.forbidden_traits:
         groups[UNNUMBERED] = t.RequestGroup(
@@ -99,21 +114,27 @@ def find(conn: sa.Connection, query: t.CandidateQuery, trees_cls: Any) -> t.Allo
             in_tree=query.in_tree, forbidden_aggregates=query.forbidden_aggregates)
     groups.update(sorted(query.groups.items()))
     tree_roots = {s: _root_uuid_of(conn, g.in_tree) for s, g in groups.items()}
-    sharing = set(conn.execute(
-        sa.select(m.provider_traits.c.resource_provider_id)
-        .where(m.provider_traits.c.trait == t.SHARING_TRAIT)).scalars())
-    rp = m.resource_providers
-    sharing_roots = sorted(set(conn.execute(
-        sa.select(rp.c.root_provider_id).where(rp.c.id.in_(sharing))).scalars())) if sharing \
-        else []
-    sharers = _load(conn, trees_cls, sharing_roots)
-    shared = [n for nodes in sharers.by_root.values() for n in nodes if n.id in sharing]
+    sharers = trees_cls.load(conn, _SHARING_ROOTS, {})
+    # The sharing providers by aggregate, each with its place in their order.
+    shared: dict[str, list[tuple[int, Any]]] = {}
+    for at, node in enumerate(n for nodes in sharers.by_root.values() for n in nodes
+                              if t.SHARING_TRAIT in n.traits):
+        for agg in node.aggregates:
+            shared.setdefault(agg, []).append((at, node))
     requests: list[t.AllocationRequest] = []
     summaries: dict[str, t.ProviderSummary] = {}
     after, read, size = 0, 0, None if query.limit is None else min(query.limit, _FIRST_TREES)
-    while batch := _roots(conn, query.in_tree, after, size):
+    while True:
+        params: dict[str, Any] = {"after": after}
+        if size is not None:
+            params["count"] = size
+        if query.in_tree is not None:
+            params["tree_of"] = query.in_tree
+        trees = trees_cls.load(conn, _roots(query.in_tree is not None, size is not None), params)
+        batch = sorted(trees.by_root)
+        if not batch:
+            break
         after, read = batch[-1], read + len(batch)
-        trees = _load(conn, trees_cls, [r for r in batch if r not in sharers.by_root])
         for root in batch:
             held = sharers if root in sharers.by_root else trees
             tree = held.by_root.get(root, [])
@@ -143,11 +164,6 @@ def find(conn: sa.Connection, query: t.CandidateQuery, trees_cls: Any) -> t.Allo
                                   provider_summaries=summaries)
 
 
-def _load(conn: sa.Connection, trees_cls: Any, roots: list[int]) -> Any:
-    """The trees of ``roots`` with their aggregates (none: no query)."""
-    return trees_cls.load(conn, roots, with_aggregates=True) if roots else trees_cls({})
-
-
 def _next_size(limit: int, found: int, read: int, last: int) -> int:
     """How many trees the next batch reads: as many as the candidates still
     wanted need at the rate the trees read so far gave them (a quarter
@@ -162,7 +178,8 @@ class _TreeSearch:
     """Every way one tree (with the sharing providers it may use) meets the
     request's groups."""
 
-    def __init__(self, tree: list, root: int, shared: list, groups: dict[str, t.RequestGroup],
+    def __init__(self, tree: list, root: int, shared: dict[str, list[tuple[int, Any]]],
+                 groups: dict[str, t.RequestGroup],
                  tree_roots: dict[str, str | None], query: t.CandidateQuery) -> None:
         self.tree = tree
         self.query = query
@@ -172,8 +189,9 @@ class _TreeSearch:
         self.mine = {n.uuid for n in tree}
         self.by_uuid = {n.uuid: n for n in tree}
         aggregates = frozenset().union(*(n.aggregates for n in tree))
-        self.pool = tree + [s for s in shared
-                            if s.uuid not in self.mine and s.aggregates & aggregates]
+        near = {at: node for agg in aggregates for at, node in shared.get(agg, ())
+                if node.uuid not in self.mine}
+        self.pool = tree + [near[at] for at in sorted(near)]
         self.pool_by_uuid = {n.uuid: n for n in self.pool}
 
     def _covered(self, node, group: t.RequestGroup, suffix: str) -> bool:
@@ -212,8 +230,11 @@ class _TreeSearch:
     def _options(self, suffix: str, group: t.RequestGroup) -> list[list[Any]]:
         """Per slot of the group, the providers that may fill it: one slot
         per class for the unnumbered group, one slot for a numbered one."""
-        pool = [n for n in self.pool
-                if self._in_tree(n, suffix) and self._covered(n, group, suffix)]
+        pool = self.pool
+        if self.tree_roots[suffix] is not None or group.forbidden_traits \
+                or group.forbidden_aggregates or group.member_of:
+            pool = [n for n in pool
+                    if self._in_tree(n, suffix) and self._covered(n, group, suffix)]
         if suffix == UNNUMBERED:
             slots = [[n for n in pool if self._fits(n, rc, amount)]
                      for rc, amount in sorted(group.resources.items())]

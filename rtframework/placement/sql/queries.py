@@ -5,6 +5,7 @@ Every function takes an open Connection: the caller owns the transaction.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Iterable, Mapping
 
@@ -236,6 +237,31 @@ def aggregates_of(conn: sa.Connection, provider_id: int) -> frozenset[str]:
 
 
 # -- filters shared by list_providers and candidates ---------------------
+
+
+def by_aggregate_ids(conn: sa.Connection, query: t.CandidateQuery) -> t.CandidateQuery:
+    """``query`` (and its groups) naming aggregates by id, as text, where it
+    names them by uuid (member_of, forbidden aggregates): the rows a search
+    combines in Python give a provider's aggregates that way. An unknown
+    uuid names no aggregate and is left out."""
+    groups = [query, *query.groups.values()]
+    named = set(query.forbidden_aggregates).union(
+        *(g.forbidden_aggregates for g in groups), *(s for g in groups for s in g.member_of))
+    if not named:
+        return query
+    agg = m.placement_aggregates
+    ids = dict(conn.execute(sa.select(agg.c.uuid, sa.cast(agg.c.id, sa.String))
+                            .where(agg.c.uuid.in_(sorted(named)))).all())
+
+    def known(uuids: frozenset[str]) -> frozenset[str]:
+        return frozenset(ids[u] for u in uuids if u in ids)
+
+    def renamed(group):
+        return dataclasses.replace(group, member_of=tuple(known(s) for s in group.member_of),
+                                   forbidden_aggregates=known(group.forbidden_aggregates))
+
+    return dataclasses.replace(renamed(query),
+                               groups={k: renamed(g) for k, g in query.groups.items()})
 
 
 def member_of_clause(provider_id: sa.ColumnElement, member_of: tuple[frozenset[str], ...]):
