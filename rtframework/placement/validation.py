@@ -379,8 +379,10 @@ def candidate_query(query: t.CandidateQuery) -> t.CandidateQuery:
             forbidden_aggregates=_uuid_set(group.forbidden_aggregates,
                                            f"{where} forbidden aggregate"),
         )
-        # A group without resources names a provider by its traits,
-        # aggregates or tree (Placement 1.36+, in same_subtree; see below).
+        # A group without resources is accepted when it narrows anything
+        # (Placement 1.36+, in same_subtree; see below); which provider it
+        # names is the search's business (granular: by required traits or
+        # member_of only, as Placement does).
         if not (checked.resources or checked.required_traits or checked.forbidden_traits
                 or checked.member_of or checked.forbidden_aggregates or checked.in_tree):
             raise errors.InvalidRequest(

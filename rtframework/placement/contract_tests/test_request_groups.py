@@ -238,3 +238,25 @@ def test_an_aggregate_no_provider_is_in(backend, shared_disk):
 
     assert disk(member_of=(frozenset({nobody}),)) == set()
     assert disk(member_of=(frozenset({agg}),), forbidden_aggregates=frozenset({nobody})) == both
+
+
+def test_what_a_group_without_resources_names(backend, make_provider):
+    # A numbered group without resources (in same_subtree) names a provider
+    # by its required traits or member_of, as Placement does; forbidden
+    # traits or in_tree alone name none, so nothing is a candidate.
+    agg = new_uuid()
+    root = make_provider({"VCPU": 4})
+    numa = make_provider({"MEMORY_MB": 1024}, parent=root.uuid, aggregates=[agg])
+    gpu = make_provider({"VGPU": 1}, parent=numa.uuid)
+
+    def named_by(**group) -> set[frozenset]:
+        return found(backend, resources={"VCPU": 1}, in_tree=root.uuid, group_policy="none",
+                     groups={"gpu": G(resources={"VGPU": 1}, in_tree=root.uuid),
+                             "numa": G(**group)},
+                     same_subtree=(frozenset({"gpu", "numa"}),))
+
+    with_gpu = {alloc((root, {"VCPU": 1}), (gpu, {"VGPU": 1}))}
+    assert named_by(member_of=(frozenset({agg}),)) == with_gpu
+    assert named_by(member_of=(frozenset({new_uuid()}),)) == set()
+    assert named_by(forbidden_traits=frozenset({"HW_CPU_X86_AVX2"})) == set()
+    assert named_by(in_tree=root.uuid) == set()

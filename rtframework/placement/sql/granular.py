@@ -39,7 +39,7 @@ from __future__ import annotations
 import functools
 import itertools
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import sqlalchemy as sa
@@ -123,6 +123,31 @@ def find(conn: sa.Connection, query: t.CandidateQuery, trees_cls: Any) -> t.Allo
             shared.setdefault(agg, []).append((at, node))
     requests: list[t.AllocationRequest] = []
     summaries: dict[str, t.ProviderSummary] = {}
+    for held, root in _in_root_order(conn, trees_cls, query, sharers, lambda: len(requests)):
+        search = _TreeSearch(held.by_root[root], root, shared, groups, tree_roots, query)
+        left = None if query.limit is None else query.limit - len(requests)
+        found = list(itertools.islice(search.candidates(), left))
+        if found:
+            requests.extend(found)
+            # The whole tree, and the sharing providers its candidates use.
+            summaries.update(held.summaries(root))
+            used = {p for r in found for p in itertools.chain(
+                r.allocations, *r.mappings.values())}
+            for node in search.pool:
+                if node.uuid in used and node.uuid not in summaries:
+                    summaries[node.uuid] = sharers.summaries(node.root_id)[node.uuid]
+        if query.limit is not None and len(requests) >= query.limit:
+            break
+    return t.AllocationCandidates(allocation_requests=tuple(requests),
+                                  provider_summaries=summaries)
+
+
+def _in_root_order(conn: sa.Connection, trees_cls: Any, query: t.CandidateQuery,
+                   sharers: Any, found: Callable[[], int]) -> Iterator[tuple[Any, int]]:
+    """(trees, root) of each tree in root order (``query.in_tree``'s only),
+    read in batches while the caller goes on: all at once without a limit,
+    else sized by the candidates ``found`` so far (see :func:`_next_size`).
+    A sharing provider's tree is the one read with ``sharers``."""
     after, read, size = 0, 0, None if query.limit is None else min(query.limit, _FIRST_TREES)
     while True:
         params: dict[str, Any] = {"after": after}
@@ -132,36 +157,12 @@ def find(conn: sa.Connection, query: t.CandidateQuery, trees_cls: Any) -> t.Allo
             params["tree_of"] = query.in_tree
         trees = trees_cls.load(conn, _roots(query.in_tree is not None, size is not None), params)
         batch = sorted(trees.by_root)
-        if not batch:
-            break
-        after, read = batch[-1], read + len(batch)
         for root in batch:
-            held = sharers if root in sharers.by_root else trees
-            tree = held.by_root.get(root, [])
-            if not tree:
-                continue
-            search = _TreeSearch(tree, root, shared, groups, tree_roots, query)
-            used: set[str] = set()
-            for request in search.candidates():
-                requests.append(request)
-                used.update(request.allocations)
-                for providers in request.mappings.values():
-                    used.update(providers)
-                if query.limit is not None and len(requests) >= query.limit:
-                    break
-            if used:
-                summaries.update(held.summaries(root))
-                for node in search.pool:
-                    if node.uuid in used and node.uuid not in summaries:
-                        summaries[node.uuid] = sharers.summaries(node.root_id)[node.uuid]
-            if query.limit is not None and len(requests) >= query.limit:
-                return t.AllocationCandidates(allocation_requests=tuple(requests),
-                                              provider_summaries=summaries)
+            yield (sharers if root in sharers.by_root else trees), root
         if size is None or len(batch) < size:
-            break
-        size = _next_size(query.limit, len(requests), read, size)
-    return t.AllocationCandidates(allocation_requests=tuple(requests),
-                                  provider_summaries=summaries)
+            return
+        after, read = batch[-1], read + len(batch)
+        size = _next_size(query.limit, found(), read, size)
 
 
 def _next_size(limit: int, found: int, read: int, last: int) -> int:
