@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import functools
 import itertools
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 import sqlalchemy as sa
@@ -179,52 +179,53 @@ def _mariadb_search(shape: tuple, dialect: sa.Dialect) -> sa.engine.Compiled:
     return _search_statement(shape, True, False).compile(dialect=dialect)
 
 
-def _trees_of(roots: sa.FromClause, lateral: bool, aggregates: bool) -> sa.Select:
+def _trees_of(roots: sa.FromClause, lateral: bool) -> sa.Select:
     """Per provider of the trees of the ``roots`` subquery's ids, one row per
     inventory class (or one row without): ids, uuid, the inventory with its
-    stored usage, and the provider's traits and (with ``aggregates``, else
-    NULL) aggregate ids, each as one comma-separated string. Parent and
-    root uuids are the trees' own rows, so no join of the provider table
-    with itself is needed.
+    stored usage, and the provider's traits as one comma-separated string
+    (trait names have no commas). Parent and root uuids are the trees' own
+    rows, so no join of the provider table with itself is needed.
 
-    With ``lateral`` (PostgreSQL) traits and aggregates are gathered once
-    per provider rather than once per row: a limit-1000 search returns
-    3,000 rows.
+    With ``lateral`` (PostgreSQL) the traits are gathered once per provider
+    rather than once per row: a limit-1000 search returns 3,000 rows.
     """
     rp, inv, pt = m.resource_providers, m.inventories, m.provider_traits
-    pa = m.provider_aggregates
-    lists = [sa.select(sa.func.aggregate_strings(pt.c.trait, ",").label("traits"))
-             .where(pt.c.resource_provider_id == rp.c.id)]
-    if aggregates:
-        # Ids, not uuids: no join per provider (see queries.by_aggregate_ids).
-        lists.append(sa.select(sa.func.aggregate_strings(sa.cast(pa.c.aggregate_id, sa.String),
-                                                         ",").label("aggregates"))
-                     .where(pa.c.resource_provider_id == rp.c.id))
-    source: sa.FromClause = rp
+    names = (sa.select(sa.func.aggregate_strings(pt.c.trait, ",").label("traits"))
+             .where(pt.c.resource_provider_id == rp.c.id))
     if lateral:
-        columns = []
-        for found in lists:
-            found = found.lateral(f"provider_{found.selected_columns[0].name}")
-            source = source.outerjoin(found, sa.true())
-            columns.append(list(found.c)[0])
+        names = names.lateral("provider_trait_names")
+        source = rp.outerjoin(names, sa.true()).outerjoin(
+            inv, inv.c.resource_provider_id == rp.c.id)
+        traits = names.c.traits
     else:
-        columns = [found.scalar_subquery().label(found.selected_columns[0].name)
-                   for found in lists]
-    if not aggregates:
-        columns.append(sa.null().label("aggregates"))
-    source = source.outerjoin(inv, inv.c.resource_provider_id == rp.c.id)
+        source = rp.outerjoin(inv, inv.c.resource_provider_id == rp.c.id)
+        traits = names.scalar_subquery().label("traits")
     stmt = sa.select(rp.c.id, rp.c.uuid, rp.c.parent_provider_id, rp.c.root_provider_id,
                      inv.c.resource_class, inv.c.total, inv.c.reserved, inv.c.min_unit,
                      inv.c.max_unit, inv.c.step_size, inv.c.allocation_ratio, inv.c.used,
-                     *columns)
+                     traits)
     stmt = stmt.select_from(roots.join(source, rp.c.root_provider_id == list(roots.c)[0]))
     return stmt.order_by(rp.c.id, inv.c.resource_class)  # summaries list classes in order
 
 
+# (provider id, aggregate id as text): by id, no join with the aggregates
+# table (see queries.by_aggregate_ids).
+_pa = m.provider_aggregates
+_MEMBERSHIPS = sa.select(_pa.c.resource_provider_id, sa.cast(_pa.c.aggregate_id, sa.String))
+
+
 @functools.lru_cache(maxsize=64)
-def _trees_after(roots: sa.Select, lateral: bool) -> sa.Select:
-    """The trees (with their aggregates) of the roots ``roots`` selects."""
-    return _trees_of(roots.subquery("roots"), lateral, True)
+def _trees_after(roots: sa.Select, lateral: bool) -> tuple[sa.Select, sa.Select]:
+    """The trees of the roots ``roots`` selects, and the aggregates of their
+    providers: in a query of its own, as one join, not a lookup per
+    provider (which PostgreSQL plans as a scan of the whole table while it
+    is small, a thousand times over)."""
+    rp = m.resource_providers
+    selected = roots.subquery("roots")
+    memberships = _MEMBERSHIPS.select_from(
+        selected.join(rp, rp.c.root_provider_id == list(selected.c)[0])
+        .join(_pa, _pa.c.resource_provider_id == rp.c.id))
+    return _trees_of(selected, lateral), memberships
 
 
 def _lateral(conn: sa.Connection) -> bool:
@@ -235,9 +236,7 @@ def _lateral(conn: sa.Connection) -> bool:
 def _search_statement(shape: tuple, limited: bool, lateral: bool) -> sa.Select:
     """The matching roots and their trees in one statement: the roots in
     id order after :after, at most :batch of them when ``limited``."""
-    member_of, banned = shape[1], shape[4]
-    return _trees_of(_roots_statement(*shape, limited).subquery("roots"), lateral,
-                     bool(member_of or banned))
+    return _trees_of(_roots_statement(*shape, limited).subquery("roots"), lateral)
 
 
 def find(conn: sa.Connection, query: t.CandidateQuery) -> t.AllocationCandidates:
@@ -276,6 +275,9 @@ def find(conn: sa.Connection, query: t.CandidateQuery) -> t.AllocationCandidates
             rows = _tuples(conn.execute(
                 _search_statement(shape, batch is not None, _lateral(conn)), params))
         trees = _Trees.from_rows(rows)
+        if query.member_of or query.forbidden_aggregates:
+            trees.add_aggregates(conn.execute(_MEMBERSHIPS.where(
+                _pa.c.resource_provider_id.in_(trees.provider_ids()))))
         roots = sorted(trees.by_root)
         if not roots:
             break
@@ -311,11 +313,11 @@ class _Node:
     # class -> (capacity, used, min_unit, max_unit, step_size)
     resources: dict[str, tuple[float, int, int, int, int]] = field(default_factory=dict)
     traits: frozenset[str] = frozenset()
-    aggregates: frozenset[str] = frozenset()
+    aggregates: frozenset[str] = frozenset()  # ids, as text
 
 
 class _Trees:
-    """Everything about a few trees, read in one query, to combine their
+    """Everything about a few trees, read in a query or two, to combine their
     providers in Python."""
 
     def __init__(self, nodes: dict[int, _Node]) -> None:
@@ -328,27 +330,29 @@ class _Trees:
 
     @classmethod
     def load(cls, conn: sa.Connection, roots: sa.Select, params: dict) -> _Trees:
-        """The trees of the roots ``roots`` selects (with ``params``),
-        with their aggregates, in one statement."""
-        return cls.from_rows(_tuples(conn.execute(_trees_after(roots, _lateral(conn)), params)))
+        """The trees of the roots ``roots`` selects (with ``params``), with
+        their aggregates."""
+        trees_of, memberships = _trees_after(roots, _lateral(conn))
+        trees = cls.from_rows(_tuples(conn.execute(trees_of, params)))
+        trees.add_aggregates(conn.execute(memberships, params))
+        return trees
 
     @classmethod
     def from_rows(cls, rows: Sequence[tuple]) -> _Trees:
         """Trees from the rows of :func:`_trees_of`."""
         nodes: dict[int, _Node] = {}
-        # Like hosts have like traits and aggregates: equal sets are shared.
-        sets: dict[str, frozenset[str]] = {}
+        # Like hosts have like traits: equal sets are shared.
+        trait_sets: dict[str, frozenset[str]] = {}
         for (pid, uuid, parent_id, root_id, rc, total, reserved, min_unit, max_unit,
-             step_size, ratio, used, traits, aggregates) in rows:
+             step_size, ratio, used, traits) in rows:
             node = nodes.get(pid)
             if node is None:
                 node = nodes[pid] = _Node(pid, uuid, parent_id, root_id)
                 if traits:
-                    node.traits = sets.get(traits) or sets.setdefault(
-                        traits, frozenset(traits.split(",")))
-                if aggregates:
-                    node.aggregates = sets.get(aggregates) or sets.setdefault(
-                        aggregates, frozenset(aggregates.split(",")))
+                    shared = trait_sets.get(traits)
+                    if shared is None:
+                        shared = trait_sets[traits] = frozenset(traits.split(","))
+                    node.traits = shared
             if rc is not None:
                 node.resources[rc] = (t.capacity_of(total, reserved, float(ratio)), int(used),
                                       min_unit, max_unit, step_size)
@@ -360,6 +364,21 @@ class _Trees:
                 node.parent_uuid = parent.uuid if parent is not None else None
                 node.root_uuid = nodes[node.root_id].uuid
         return cls(nodes)
+
+    def provider_ids(self) -> list[int]:
+        return [node.id for nodes in self.by_root.values() for node in nodes]
+
+    def add_aggregates(self, memberships: Iterable[tuple[int, str]]) -> None:
+        """Set each provider's aggregates from (provider id, aggregate id)."""
+        found: dict[int, set[str]] = {}
+        for pid, aggregate in memberships:
+            found.setdefault(pid, set()).add(aggregate)
+        if not found:
+            return
+        for nodes in self.by_root.values():
+            for node in nodes:
+                if node.id in found:
+                    node.aggregates = frozenset(found[node.id])
 
     @staticmethod
     def _serves(node: _Node, top: _Node, rc: str, amount: int, query: t.CandidateQuery) -> bool:

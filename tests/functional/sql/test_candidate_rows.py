@@ -70,10 +70,10 @@ def test_the_rows_of_a_provider_need_not_be_adjacent():
     """One provider whose inventory rows come apart, a child whose parent
     is not among the rows: everything read, the missing parent unnamed."""
     rows = [
-        (1, "root-1", None, 1, "MEMORY_MB", 1024, 0, 1, 1024, 1, 1.0, 0, "A,B", None),
-        (2, "child-2", 1, 1, "VCPU", 8, 0, 1, 8, 1, 1.0, 2, None, None),
-        (1, "root-1", None, 1, "VCPU", 4, 0, 1, 4, 1, 2.0, 1, "A,B", None),
-        (3, "orphan-3", 9, 1, "DISK_GB", 10, 0, 1, 10, 1, 1.0, 0, "B,A", None),
+        (1, "root-1", None, 1, "MEMORY_MB", 1024, 0, 1, 1024, 1, 1.0, 0, "A,B"),
+        (2, "child-2", 1, 1, "VCPU", 8, 0, 1, 8, 1, 1.0, 2, None),
+        (1, "root-1", None, 1, "VCPU", 4, 0, 1, 4, 1, 2.0, 1, "A,B"),
+        (3, "orphan-3", 9, 1, "DISK_GB", 10, 0, 1, 10, 1, 1.0, 0, "B,A"),
     ]
     trees = candidates._Trees.from_rows(rows)
     summaries = trees.summaries(1)
