@@ -153,8 +153,9 @@ class RequestGroup:
     ones, is itself in an aggregate of each ``member_of`` any-of set and in
     none of ``forbidden_aggregates`` (its own aggregates only, as Placement
     has it: its root's do not count here) and, with ``in_tree``, sits in
-    that provider's tree. A group without resources (required traits only)
-    names a provider and allocates nothing."""
+    that provider's tree. A group without resources (named in
+    ``same_subtree``) allocates nothing: it names a provider by its
+    required traits or ``member_of``, as Placement does, or none."""
 
     resources: Mapping[str, int] = field(default_factory=dict)
     required_traits: frozenset[str] = frozenset()

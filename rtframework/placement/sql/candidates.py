@@ -25,7 +25,9 @@ request of one unnumbered group in a cloud without sharing providers.
 The search is one statement: the roots whose tree has an eligible provider
 for every class (the eligible inventory rows grouped by root, in root
 order), joined to every provider of those trees with inventory, stored
-usage and traits; the providers are then combined in Python. With a limit
+usage and traits (with ``member_of`` or forbidden aggregates one more
+reads their aggregates, by id); the providers are then combined in
+Python. With a limit
 the database walks the providers in root order and stops after that many
 matching trees: a limit of 10 stops at the tenth.
 
@@ -208,18 +210,18 @@ def _trees_of(roots: sa.FromClause, lateral: bool) -> sa.Select:
     return stmt.order_by(rp.c.id, inv.c.resource_class)  # summaries list classes in order
 
 
-# (provider id, aggregate id as text): by id, no join with the aggregates
-# table (see queries.by_aggregate_ids).
+# (provider id, aggregate id): by id, no join with the aggregates table
+# (see queries.by_aggregate_ids).
 _pa = m.provider_aggregates
-_MEMBERSHIPS = sa.select(_pa.c.resource_provider_id, sa.cast(_pa.c.aggregate_id, sa.String))
+_MEMBERSHIPS = sa.select(_pa.c.resource_provider_id, _pa.c.aggregate_id)
 
 
 @functools.lru_cache(maxsize=64)
-def _trees_after(roots: sa.Select, lateral: bool) -> tuple[sa.Select, sa.Select]:
-    """The trees of the roots ``roots`` selects, and the aggregates of their
-    providers: in a query of its own, as one join, not a lookup per
-    provider (which PostgreSQL plans as a scan of the whole table while it
-    is small, a thousand times over)."""
+def _trees_and_memberships(roots: sa.Select, lateral: bool) -> tuple[sa.Select, sa.Select]:
+    """The trees of the roots ``roots`` selects, and (provider id,
+    aggregate id) of their providers in a join of its own: a lookup per
+    provider is planned as a scan of the whole table while it is small.
+    Cached by ``roots`` itself: callers pass statements built once."""
     rp = m.resource_providers
     selected = roots.subquery("roots")
     memberships = _MEMBERSHIPS.select_from(
@@ -275,12 +277,12 @@ def find(conn: sa.Connection, query: t.CandidateQuery) -> t.AllocationCandidates
             rows = _tuples(conn.execute(
                 _search_statement(shape, batch is not None, _lateral(conn)), params))
         trees = _Trees.from_rows(rows)
-        if query.member_of or query.forbidden_aggregates:
-            trees.add_aggregates(conn.execute(_MEMBERSHIPS.where(
-                _pa.c.resource_provider_id.in_(trees.provider_ids()))))
         roots = sorted(trees.by_root)
         if not roots:
             break
+        if query.member_of or query.forbidden_aggregates:
+            trees.add_aggregates(conn.execute(_MEMBERSHIPS.where(
+                _pa.c.resource_provider_id.in_(trees.provider_ids()))))
         after = roots[-1]
         for root in roots:
             found = 0
@@ -329,12 +331,16 @@ class _Trees:
         self._summaries: dict[tuple[float, int], t.ResourceSummary] = {}
 
     @classmethod
-    def load(cls, conn: sa.Connection, roots: sa.Select, params: dict) -> _Trees:
-        """The trees of the roots ``roots`` selects (with ``params``), with
-        their aggregates."""
-        trees_of, memberships = _trees_after(roots, _lateral(conn))
+    def load(cls, conn: sa.Connection, roots: sa.Select, params: dict, *,
+             with_aggregates: bool) -> _Trees:
+        """The trees of the roots ``roots`` selects (with ``params``, its
+        statement built once), and their providers' aggregates when asked
+        (a second statement, in a snapshot of its own: a root gone in
+        between leaves its tree without aggregates)."""
+        trees_of, memberships = _trees_and_memberships(roots, _lateral(conn))
         trees = cls.from_rows(_tuples(conn.execute(trees_of, params)))
-        trees.add_aggregates(conn.execute(memberships, params))
+        if with_aggregates and trees.by_root:
+            trees.add_aggregates(conn.execute(memberships, params))
         return trees
 
     @classmethod
@@ -368,11 +374,11 @@ class _Trees:
     def provider_ids(self) -> list[int]:
         return [node.id for nodes in self.by_root.values() for node in nodes]
 
-    def add_aggregates(self, memberships: Iterable[tuple[int, str]]) -> None:
+    def add_aggregates(self, memberships: Iterable[tuple[int, int]]) -> None:
         """Set each provider's aggregates from (provider id, aggregate id)."""
         found: dict[int, set[str]] = {}
         for pid, aggregate in memberships:
-            found.setdefault(pid, set()).add(aggregate)
+            found.setdefault(pid, set()).add(str(aggregate))
         if not found:
             return
         for nodes in self.by_root.values():
@@ -399,7 +405,8 @@ class _Trees:
                    requested: tuple[tuple[str, int], ...]) -> Iterator[dict[str, dict[str, int]]]:
         """Allocation mappings for one tree the search statement returned,
         providers in id order (``requested``: the query's classes and
-        amounts, in class order)."""
+        amounts, in class order; ``query``'s aggregates named by id, see
+        queries.by_aggregate_ids)."""
         tree = self.by_root[root]
         if len(tree) == 1:
             # A provider without children: the statement found it eligible

@@ -26,7 +26,7 @@ The rules, as OpenStack Placement has them:
   sharing providers alone is the sharing provider's own tree's candidate.
 
 Each tree is combined in Python after reading it with its inventory,
-usage, traits and aggregates (one query per batch of trees):
+usage, traits and aggregates (two queries per batch of trees):
 slower than the plain search on big clouds, which is why only requests
 that need it (or a cloud that has sharing providers) come here. The
 sharing providers' trees are read first; then the trees in root order:
@@ -105,6 +105,7 @@ def _root_uuid_of(conn: sa.Connection, uuid: str | None) -> str | None:
 def find(conn: sa.Connection, query: t.CandidateQuery, trees_cls: Any) -> t.AllocationCandidates:
     """Candidates by root provider id, then in the order the groups'
     options combine (providers in id order)."""
+    # From here on the query names aggregates by id, as the trees' rows do.
     query = queries.by_aggregate_ids(conn, query)
     groups: dict[str, t.RequestGroup] = {}
     if query.resources or query.required_traits or query.forbidden_traits:
@@ -113,8 +114,11 @@ def find(conn: sa.Connection, query: t.CandidateQuery, trees_cls: Any) -> t.Allo
             forbidden_traits=query.forbidden_traits, member_of=query.member_of,
             in_tree=query.in_tree, forbidden_aggregates=query.forbidden_aggregates)
     groups.update(sorted(query.groups.items()))
+    if any(not any_of for g in groups.values() for any_of in g.member_of):
+        # Only aggregates no provider is in: nothing can match.
+        return t.AllocationCandidates(allocation_requests=(), provider_summaries={})
     tree_roots = {s: _root_uuid_of(conn, g.in_tree) for s, g in groups.items()}
-    sharers = trees_cls.load(conn, _SHARING_ROOTS, {})
+    sharers = trees_cls.load(conn, _SHARING_ROOTS, {}, with_aggregates=True)
     # The sharing providers by aggregate, each with its place in their order.
     shared: dict[str, list[tuple[int, Any]]] = {}
     for at, node in enumerate(n for nodes in sharers.by_root.values() for n in nodes
@@ -123,7 +127,12 @@ def find(conn: sa.Connection, query: t.CandidateQuery, trees_cls: Any) -> t.Allo
             shared.setdefault(agg, []).append((at, node))
     requests: list[t.AllocationRequest] = []
     summaries: dict[str, t.ProviderSummary] = {}
-    for held, root in _in_root_order(conn, trees_cls, query, sharers, lambda: len(requests)):
+    # Aggregates matter to a tree when a group names some, or to find the
+    # sharing providers it may use.
+    with_aggregates = bool(shared) or any(g.member_of or g.forbidden_aggregates
+                                          for g in groups.values())
+    for held, root in _in_root_order(conn, trees_cls, query, sharers, with_aggregates,
+                                     lambda: len(requests)):
         search = _TreeSearch(held.by_root[root], root, shared, groups, tree_roots, query)
         left = None if query.limit is None else query.limit - len(requests)
         found = list(itertools.islice(search.candidates(), left))
@@ -143,11 +152,13 @@ def find(conn: sa.Connection, query: t.CandidateQuery, trees_cls: Any) -> t.Allo
 
 
 def _in_root_order(conn: sa.Connection, trees_cls: Any, query: t.CandidateQuery,
-                   sharers: Any, found: Callable[[], int]) -> Iterator[tuple[Any, int]]:
+                   sharers: Any, with_aggregates: bool,
+                   found: Callable[[], int]) -> Iterator[tuple[Any, int]]:
     """(trees, root) of each tree in root order (``query.in_tree``'s only),
     read in batches while the caller goes on: all at once without a limit,
     else sized by the candidates ``found`` so far (see :func:`_next_size`).
-    A sharing provider's tree is the one read with ``sharers``."""
+    A batch reads the sharing providers' trees again; the copy read with
+    ``sharers`` is the one used."""
     after, read, size = 0, 0, None if query.limit is None else min(query.limit, _FIRST_TREES)
     while True:
         params: dict[str, Any] = {"after": after}
@@ -155,7 +166,8 @@ def _in_root_order(conn: sa.Connection, trees_cls: Any, query: t.CandidateQuery,
             params["count"] = size
         if query.in_tree is not None:
             params["tree_of"] = query.in_tree
-        trees = trees_cls.load(conn, _roots(query.in_tree is not None, size is not None), params)
+        trees = trees_cls.load(conn, _roots(query.in_tree is not None, size is not None), params,
+                               with_aggregates=with_aggregates)
         batch = sorted(trees.by_root)
         for root in batch:
             yield (sharers if root in sharers.by_root else trees), root

@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 from collections.abc import Iterable, Mapping
+from typing import TypeVar
 
 import sqlalchemy as sa
 
@@ -245,18 +246,20 @@ def by_aggregate_ids(conn: sa.Connection, query: t.CandidateQuery) -> t.Candidat
     combines in Python give a provider's aggregates that way. An unknown
     uuid names no aggregate and is left out."""
     groups = [query, *query.groups.values()]
-    named = set(query.forbidden_aggregates).union(
-        *(g.forbidden_aggregates for g in groups), *(s for g in groups for s in g.member_of))
+    named = set().union(*(g.forbidden_aggregates for g in groups),
+                        *(s for g in groups for s in g.member_of))
     if not named:
         return query
     agg = m.placement_aggregates
-    ids = dict(conn.execute(sa.select(agg.c.uuid, sa.cast(agg.c.id, sa.String))
-                            .where(agg.c.uuid.in_(sorted(named)))).all())
+    ids = {uuid: str(id_) for uuid, id_ in conn.execute(
+        sa.select(agg.c.uuid, agg.c.id).where(agg.c.uuid.in_(sorted(named))))}
 
     def known(uuids: frozenset[str]) -> frozenset[str]:
         return frozenset(ids[u] for u in uuids if u in ids)
 
-    def renamed(group):
+    _Group = TypeVar("_Group", t.CandidateQuery, t.RequestGroup)
+
+    def renamed(group: _Group) -> _Group:
         return dataclasses.replace(group, member_of=tuple(known(s) for s in group.member_of),
                                    forbidden_aggregates=known(group.forbidden_aggregates))
 

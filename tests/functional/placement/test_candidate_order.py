@@ -125,8 +125,14 @@ def test_a_limit_keeps_the_first_candidates_of_the_unlimited_answer(sql_backend,
             want = full.allocation_requests[:limit]
             assert [r.allocations for r in limited.allocation_requests] == \
                 [r.allocations for r in want]
+            # Summaries: every provider of each candidate's own tree, and the
+            # sharing providers the candidates use.
             named = {p for r in limited.allocation_requests for p in r.allocations}
-            assert named <= set(limited.provider_summaries)
+            trees = {roots[_own_tree(r, full.provider_summaries, position, shared)]
+                     for r in limited.allocation_requests}
+            assert set(limited.provider_summaries) == named | {
+                p.uuid for root in trees
+                for p in sql_backend.list_providers(t.ProviderQuery(in_tree=root))}
             assert all(limited.provider_summaries[p] == full.provider_summaries[p]
                        for p in limited.provider_summaries)
             cut += len(want) < len(full.allocation_requests)
