@@ -260,4 +260,3 @@ def test_what_a_group_without_resources_names(backend, make_provider):
     assert named_by(member_of=(frozenset({new_uuid()}),)) == set()
     assert named_by(forbidden_traits=frozenset({"HW_CPU_X86_AVX2"})) == set()
     assert named_by(in_tree=root.uuid) == set()
-

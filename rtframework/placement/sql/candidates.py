@@ -334,9 +334,11 @@ class _Trees:
     def load(cls, conn: sa.Connection, roots: sa.Select, params: dict, *,
              with_aggregates: bool) -> _Trees:
         """The trees of the roots ``roots`` selects (with ``params``, its
-        statement built once), and their providers' aggregates when asked
-        (a second statement, in a snapshot of its own: a root gone in
-        between leaves its tree without aggregates)."""
+        statement built once), and their providers' aggregates when asked:
+        a second statement, in a snapshot of its own, so a root gone or
+        an aggregate changed in between is seen by one and not the other
+        (a tree without its aggregates passes a forbidden-aggregate check
+        and misses its sharing providers, for that search)."""
         trees_of, memberships = _trees_and_memberships(roots, _lateral(conn))
         trees = cls.from_rows(_tuples(conn.execute(trees_of, params)))
         if with_aggregates and trees.by_root:

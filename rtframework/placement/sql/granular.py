@@ -26,7 +26,8 @@ The rules, as OpenStack Placement has them:
   sharing providers alone is the sharing provider's own tree's candidate.
 
 Each tree is combined in Python after reading it with its inventory,
-usage, traits and aggregates (two queries per batch of trees):
+usage, traits and aggregates (a query per batch of trees, and one for
+their aggregates when the request or a sharing provider needs them):
 slower than the plain search on big clouds, which is why only requests
 that need it (or a cloud that has sharing providers) come here. The
 sharing providers' trees are read first; then the trees in root order:

@@ -240,6 +240,9 @@ def aggregates_of(conn: sa.Connection, provider_id: int) -> frozenset[str]:
 # -- filters shared by list_providers and candidates ---------------------
 
 
+_Group = TypeVar("_Group", t.CandidateQuery, t.RequestGroup)
+
+
 def by_aggregate_ids(conn: sa.Connection, query: t.CandidateQuery) -> t.CandidateQuery:
     """``query`` (and its groups) naming aggregates by id, as text, where it
     names them by uuid (member_of, forbidden aggregates): the rows a search
@@ -256,8 +259,6 @@ def by_aggregate_ids(conn: sa.Connection, query: t.CandidateQuery) -> t.Candidat
 
     def known(uuids: frozenset[str]) -> frozenset[str]:
         return frozenset(ids[u] for u in uuids if u in ids)
-
-    _Group = TypeVar("_Group", t.CandidateQuery, t.RequestGroup)
 
     def renamed(group: _Group) -> _Group:
         return dataclasses.replace(group, member_of=tuple(known(s) for s in group.member_of),
