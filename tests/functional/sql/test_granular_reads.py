@@ -1,0 +1,61 @@
+"""What the search of request groups reads: its providers' aggregates only
+when the request names aggregates or a sharing provider may serve a tree,
+and no tree at all when the request asks for aggregates no provider is
+in. (The answers are the contract tests'; these are the reads.)"""
+
+from __future__ import annotations
+
+import uuid
+
+import sqlalchemy as sa
+
+from rtframework.placement import types as t
+
+G = t.RequestGroup
+
+
+def _statements(backend) -> list[str]:
+    """Every statement the backend's engine sends from now on."""
+    seen: list[str] = []
+    sa.event.listen(backend.engine, "before_cursor_execute",
+                    lambda _conn, _cursor, statement, *_rest: seen.append(statement))
+    return seen
+
+
+def _host(backend, aggregate: str) -> tuple[str, str]:
+    root = backend.create_provider(f"host-{uuid.uuid4().hex[:8]}")
+    generation = backend.set_inventories(root.uuid, root.generation,
+                                         {"VCPU": t.Inventory(total=8)})
+    backend.set_provider_aggregates(root.uuid, generation, frozenset({aggregate}))
+    gpu = backend.create_provider(f"gpu-{uuid.uuid4().hex[:8]}", parent_uuid=root.uuid)
+    backend.set_inventories(gpu.uuid, gpu.generation, {"VGPU": t.Inventory(total=2)})
+    return root.uuid, gpu.uuid
+
+
+def _reads(statements: list[str], table: str) -> bool:
+    return any(table in statement for statement in statements)
+
+
+def test_aggregates_are_read_only_when_something_uses_them(backend):
+    agg = str(uuid.uuid4())
+    root, gpu = _host(backend, agg)
+    want = [{root: {"VCPU": 1}, gpu: {"VGPU": 1}}]
+    seen = _statements(backend)
+    for member_of in ((), (frozenset({agg}),)):
+        seen.clear()
+        got = backend.get_allocation_candidates(t.CandidateQuery(
+            resources={"VCPU": 1}, groups={"1": G(resources={"VGPU": 1})},
+            member_of=member_of))
+        assert [dict(r.allocations) for r in got.allocation_requests] == want
+        assert _reads(seen, "provider_aggregates") == bool(member_of)
+
+
+def test_aggregates_no_provider_is_in_read_no_tree(backend):
+    agg = str(uuid.uuid4())
+    _host(backend, agg)
+    seen = _statements(backend)
+    got = backend.get_allocation_candidates(t.CandidateQuery(
+        resources={"VCPU": 1}, groups={"1": G(resources={"VGPU": 1},
+                                              member_of=(frozenset({str(uuid.uuid4())}),))}))
+    assert got.allocation_requests == ()
+    assert not _reads(seen, "inventories")
