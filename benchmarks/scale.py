@@ -57,14 +57,20 @@ def _write_ms(backend, pair: tuple[str, str], cycles: int) -> list[float]:
     return ms
 
 
+def _new_pair_writes(backend, cycles: int) -> list[float]:
+    """:func:`_write_ms` on a new pair of providers, after a few cycles that
+    open connections and prepare statements."""
+    pair = claims.seed_pairs(backend, 1, "scale")[0]
+    _write_ms(backend, pair, 5)
+    return _write_ms(backend, pair, cycles)
+
+
 def _timed_writes(work_dir: str, engine: str, cycles: int) -> list[float]:
-    """:func:`_write_ms` on a pair of providers alone in a new database."""
+    """:func:`_new_pair_writes` with the pair alone in a new database."""
     with env.database(engine, os.path.join(work_dir, "scale-writes-db")) as url:
         backend = env.sql_backend(work_dir, url)
         try:
-            pair = claims.seed_pairs(backend, 1, "scale")[0]
-            _write_ms(backend, pair, 5)  # connections and prepared statements
-            return _write_ms(backend, pair, cycles)
+            return _new_pair_writes(backend, cycles)
         finally:
             backend.close()
 
@@ -125,10 +131,8 @@ def run(engine_name: str, work_dir: str, quick: bool,
                     BENCH, engine_name, f"{size} providers limit={limit}: sql p50 <= "
                     f"{TARGET_P50_MS[limit]:g} ms", f"{p50:.1f} ms",
                     p50 <= TARGET_P50_MS[limit]))
-        pair = claims.seed_pairs(backend, 1, "scale")[0]
-        _write_ms(backend, pair, 5)  # connections and prepared statements
         seeded = _writes(report, engine_name, f"{size + 2} providers",
-                         _write_ms(backend, pair, plan["write_cycles"]))
+                         _new_pair_writes(backend, plan["write_cycles"]))
         growth = seeded.value / empty.value
         report.figures.append(Figure(BENCH, engine_name, "allocation write growth", growth, "x",
                                      f"p50 at {size + 2} providers over p50 at 2"))

@@ -244,11 +244,8 @@ class _TreeSearch:
     def _options(self, suffix: str, group: t.RequestGroup) -> list[list[Any]]:
         """Per slot of the group, the providers that may fill it: one slot
         per class for the unnumbered group, one slot for a numbered one."""
-        pool = self.pool
-        if self.tree_roots[suffix] is not None or group.forbidden_traits \
-                or group.forbidden_aggregates or group.member_of:
-            pool = [n for n in pool
-                    if self._in_tree(n, suffix) and self._covered(n, group, suffix)]
+        pool = [n for n in self.pool
+                if self._in_tree(n, suffix) and self._covered(n, group, suffix)]
         if suffix == UNNUMBERED:
             slots = [[n for n in pool if self._fits(n, rc, amount)]
                      for rc, amount in sorted(group.resources.items())]
