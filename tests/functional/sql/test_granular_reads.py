@@ -22,13 +22,9 @@ def _statements(backend) -> list[str]:
     return seen
 
 
-def _host(backend, aggregate: str) -> tuple[str, str]:
-    root = backend.create_provider(f"host-{uuid.uuid4().hex[:8]}")
-    generation = backend.set_inventories(root.uuid, root.generation,
-                                         {"VCPU": t.Inventory(total=8)})
-    backend.set_provider_aggregates(root.uuid, generation, frozenset({aggregate}))
-    gpu = backend.create_provider(f"gpu-{uuid.uuid4().hex[:8]}", parent_uuid=root.uuid)
-    backend.set_inventories(gpu.uuid, gpu.generation, {"VGPU": t.Inventory(total=2)})
+def _host(make_provider, aggregate: str) -> tuple[str, str]:
+    root = make_provider({"VCPU": 8}, aggregates=[aggregate])
+    gpu = make_provider({"VGPU": 2}, parent=root.uuid)
     return root.uuid, gpu.uuid
 
 
@@ -36,9 +32,9 @@ def _reads(statements: list[str], table: str) -> bool:
     return any(table in statement for statement in statements)
 
 
-def test_aggregates_are_read_only_when_something_uses_them(backend):
+def test_aggregates_are_read_only_when_something_uses_them(backend, make_provider):
     agg = str(uuid.uuid4())
-    root, gpu = _host(backend, agg)
+    root, gpu = _host(make_provider, agg)
     want = [{root: {"VCPU": 1}, gpu: {"VGPU": 1}}]
     seen = _statements(backend)
     for member_of in ((), (frozenset({agg}),)):
@@ -50,9 +46,9 @@ def test_aggregates_are_read_only_when_something_uses_them(backend):
         assert _reads(seen, "provider_aggregates") == bool(member_of)
 
 
-def test_aggregates_no_provider_is_in_read_no_tree(backend):
+def test_aggregates_no_provider_is_in_read_no_tree(backend, make_provider):
     agg = str(uuid.uuid4())
-    _host(backend, agg)
+    _host(make_provider, agg)
     seen = _statements(backend)
     got = backend.get_allocation_candidates(t.CandidateQuery(
         resources={"VCPU": 1}, groups={"1": G(resources={"VGPU": 1},

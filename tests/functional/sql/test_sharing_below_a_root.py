@@ -9,25 +9,12 @@ import uuid
 from rtframework.placement import types as t
 
 
-def _provider(backend, name, inventory=None, parent=None, traits=(), aggregates=()):
-    rp = backend.create_provider(f"{name}-{uuid.uuid4().hex[:8]}", parent_uuid=parent)
-    generation = rp.generation
-    if inventory:
-        generation = backend.set_inventories(rp.uuid, generation, {
-            rc: t.Inventory(total=n) for rc, n in inventory.items()})
-    if traits:
-        generation = backend.set_provider_traits(rp.uuid, generation, frozenset(traits))
-    if aggregates:
-        backend.set_provider_aggregates(rp.uuid, generation, frozenset(aggregates))
-    return rp.uuid
-
-
-def test_a_sharing_provider_below_a_root_serves_its_aggregate(backend):
+def test_a_sharing_provider_below_a_root_serves_its_aggregate(backend, make_provider):
     agg = str(uuid.uuid4())
-    compute = _provider(backend, "compute", {"VCPU": 8}, aggregates=[agg])
-    storage = _provider(backend, "storage")
-    pool = _provider(backend, "pool", {"DISK_GB": 100}, parent=storage,
-                     traits=[t.SHARING_TRAIT], aggregates=[agg])
+    compute = make_provider({"VCPU": 8}, aggregates=[agg]).uuid
+    storage = make_provider().uuid
+    pool = make_provider({"DISK_GB": 100}, parent=storage, traits=[t.SHARING_TRAIT],
+                         aggregates=[agg]).uuid
     for limit in (None, 1):
         got = backend.get_allocation_candidates(t.CandidateQuery(
             resources={"VCPU": 1, "DISK_GB": 10}, member_of=(frozenset({agg}),), limit=limit))
