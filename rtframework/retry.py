@@ -64,6 +64,19 @@ def _run(attempt: Callable[[], T], backoff: Backoff, retry_on: Callable[[BaseExc
          what: str | Callable[[], str], on_retry: Callable[[BaseException], None] | None,
          unreachable: Callable[[BaseException], bool] | None = None) -> T:
     started = time.monotonic()
+    # Most calls succeed at once: only a failure worth retrying pays for
+    # tenacity's machinery, whose first attempt re-raises that failure.
+    try:
+        return attempt()
+    except BaseException as exc:
+        if not retry_on(exc):
+            raise
+        first: list[BaseException] = [exc]
+
+    def again() -> T:
+        if first:
+            raise first.pop()
+        return attempt()
 
     def name() -> str:
         return what if isinstance(what, str) else what()
@@ -84,7 +97,7 @@ def _run(attempt: Callable[[], T], backoff: Backoff, retry_on: Callable[[BaseExc
         reraise=False,
     )
     try:
-        return retrying(attempt)
+        return retrying(again)
     except tenacity.RetryError as exhausted:
         state = exhausted.last_attempt
         last = state.exception()
