@@ -87,3 +87,14 @@ def test_unknown_benchmark_or_engine_is_refused():
         bench.parse_args(["--only", "claims,nonsense"])
     with pytest.raises(SystemExit):
         bench.parse_args(["--engines", "oracle"])
+
+
+def test_each_sql_search_reports_the_cpu_it_spent_here(run):
+    _code, document = run
+    figures = {f["case"]: f for f in document["figures"] if f["bench"] == "candidates"}
+    walls = [case for case in figures if case.endswith(" sql p50")
+             and "SKIPPED" not in figures[case]["detail"]]
+    assert walls
+    for case in walls:
+        cpu = figures[case.replace(" sql p50", " sql cpu p50")]
+        assert cpu["unit"] == "ms" and cpu["value"] > 0
