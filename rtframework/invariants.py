@@ -125,6 +125,8 @@ class Snapshot:
     # Instances whose record or migrations changed while placement was
     # read, and those migrations: consumers not judged in this snapshot.
     unsettled: frozenset[str] = frozenset()
+    # Instances created meanwhile (unsettled too; not in ``instances``).
+    created: frozenset[str] = frozenset()
 
     def moves_of(self, instance_uuid: str) -> list[v.Migration]:
         """The instance's unfinished migrations, in the order read."""
@@ -175,16 +177,18 @@ def take_snapshot(backend: PlacementBackend, store: ComputeStore, *,
             kept = {rc: int(n) for rc, n in resources.items() if n}
             if kept:
                 held.setdefault(consumer, {})[provider.uuid] = kept
+    unsettled, created = _changed_since(store, instances, migrations)
     return Snapshot(instances, migrations, node_roots, root_of, names, inventories, usages, held,
-                    pools, read_at=read_at,
-                    unsettled=_changed_since(store, instances, migrations))
+                    pools, read_at=read_at, unsettled=unsettled, created=created)
 
 
 def _changed_since(store: ComputeStore, instances: Mapping[str, v.Instance],
-                   migrations: Mapping[str, v.Migration]) -> frozenset[str]:
+                   migrations: Mapping[str, v.Migration],
+                   ) -> tuple[frozenset[str], frozenset[str]]:
     """Instances whose record, or one of whose migrations, is not as read
     any more, and those of their migrations that changed or are unfinished
-    (the consumers of their moves; a finished one left alone is judged)."""
+    (the consumers of their moves; a finished one left alone is judged);
+    and apart, the instances created since."""
     now = {i.uuid: i for i in store.list_instances()}
     changed = {uuid for uuid in instances.keys() | now.keys()
                if instances.get(uuid) != now.get(uuid)}
@@ -192,9 +196,9 @@ def _changed_since(store: ComputeStore, instances: Mapping[str, v.Instance],
     latest = {**migrations, **after}
     moved = {uuid for uuid in latest if migrations.get(uuid) != after.get(uuid)}
     changed |= {latest[uuid].instance_uuid for uuid in moved}
-    return frozenset(changed | {uuid for uuid, m in latest.items()
-                                if m.instance_uuid in changed
-                                and (uuid in moved or not m.finished)})
+    unsettled = changed | {uuid for uuid, m in latest.items()
+                           if m.instance_uuid in changed and (uuid in moved or not m.finished)}
+    return frozenset(unsettled), frozenset(now.keys() - instances.keys())
 
 
 def _provider_state(backend: PlacementBackend, uuid: str, attempts: int = 5):
@@ -265,12 +269,12 @@ def check(
     module docstring); ``recheck_delay`` < 0 reports a single pass.
     ``own_trees_only``: see :func:`take_snapshot`. ``unjudged``, when
     given, receives the instances a pass left unjudged because they
-    changed while it read (unsettled): a finding about them needs another
-    check."""
+    changed while it read (unsettled), or were created meanwhile: a
+    finding about them needs another check."""
     def snapshot() -> Snapshot:
         snap = take_snapshot(backend, store, own_trees_only=own_trees_only)
         if unjudged is not None:
-            unjudged.update(snap.unsettled & snap.instances.keys())
+            unjudged.update(snap.unsettled & snap.instances.keys(), snap.created)
         return snap
 
     first = check_snapshot(snapshot(), stale_after)

@@ -88,8 +88,8 @@ class _ExitOnFindings(Lister):
         named = [f"{u} ({name})" if (name := label.consumer(u)) else u for u in shown]
         more = len(unjudged) - len(shown)
         self.app.stderr.write(
-            f"note: {len(unjudged)} instance(s) changed while they were read and were not "
-            "judged; check again to judge them: " + ", ".join(named)
+            f"note: {len(unjudged)} instance(s) changed (or were created) while they were "
+            "read and were not judged; check again to judge them: " + ", ".join(named)
             + (f" and {more} more" if more else "") + "\n")
 
 

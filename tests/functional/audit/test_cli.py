@@ -65,7 +65,8 @@ def test_check_says_on_stderr_which_instances_it_left_unjudged(rtf, monkeypatch,
     monkeypatch.setattr(invariants, "take_snapshot", moving_meanwhile)
     code, out, err = rtf(command, "-f", "json", "--recheck-delay", "0")
     assert (code, json.loads(out)) == (0, [])
-    assert "note: 1 instance(s) changed while they were read and were not judged" in err
+    assert ("note: 1 instance(s) changed (or were created) while they were read and were not "
+            "judged") in err
     assert f"{web} (web)" in err
     monkeypatch.setattr(invariants, "take_snapshot", read)
     code, out, err = rtf(command, "-f", "json", "--recheck-delay", "0")
@@ -239,7 +240,7 @@ def test_the_unjudged_note_names_ten_instances_at_most():
     label = types.SimpleNamespace(consumer=lambda u: "" if u.endswith("0") else f"vm-{u}")
     check._say_unjudged({f"u{i:02d}" for i in range(12)}, label)
     note = app.stderr.getvalue()
-    assert note.startswith("note: 12 instance(s) changed while they were read")
+    assert note.startswith("note: 12 instance(s) changed (or were created) while they were read")
     assert "u00, u01 (vm-u01)," in note  # no empty "()" for an instance without a name
     assert note.endswith("u09 (vm-u09) and 2 more\n")
     assert "u10" not in note

@@ -113,3 +113,20 @@ def test_the_check_names_the_instances_it_left_unjudged(fpga_cloud):  # noqa: F8
     assert invariants.check(cloud.backend, cloud.store, recheck_delay=-1,
                             own_trees_only=True, unjudged=unjudged) == []
     assert unjudged == set()  # read again at rest: judged
+
+
+def test_an_instance_booted_while_placement_is_read_is_named_unjudged(fpga_cloud):  # noqa: F811
+    """Created after the records were read: the check cannot judge it, and
+    must say so rather than pass over it in silence."""
+    cloud = fpga_cloud
+    cloud.boot("a", F, name="resting")
+    late = []
+    racing = _MoveWhileReading(cloud.backend, {1: lambda: late.append(cloud.boot("b", F))})
+    unjudged: set[str] = set()
+    assert invariants.check(racing, cloud.store, recheck_delay=-1, own_trees_only=True,
+                            unjudged=unjudged) == []
+    assert unjudged == {late[0].uuid}
+    unjudged.clear()
+    assert invariants.check(cloud.backend, cloud.store, recheck_delay=-1,
+                            own_trees_only=True, unjudged=unjudged) == []
+    assert unjudged == set()  # read again: judged

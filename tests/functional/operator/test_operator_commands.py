@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import datetime
+
 import pytest
 
+from rtframework import conf as rtconf
+from rtframework.compute.store import ComputeStore
 from tests.functional.operator.conftest import as_json
 
 AGG1 = "6f9c8a1e-2d3b-4c5d-8e7f-0a1b2c3d4e51"
@@ -66,6 +70,32 @@ def test_forced_down_host_can_be_evacuated(cloud):
     _json(cloud, "compute-services", "set", "h1", "--down")
     evacuated = _json(cloud, "evacuate", "web", "--to", "h2")
     assert (evacuated["Source host"], evacuated["Dest host"]) == ("h1", "h2")
+
+
+def test_a_host_whose_heartbeat_stopped_is_down_until_its_agent_runs_again(cloud, tmp_path):
+    """The heartbeat alone decides while nobody forced anything: a host
+    not seen for longer than service_down_time is listed down and not
+    scheduled to; its agent's next run brings it back."""
+    conf = rtconf.load([str(tmp_path / "rtf.conf")])
+    store = ComputeStore.from_conf(conf)
+    try:
+        long_ago = store.get_service("h2").last_seen - datetime.timedelta(
+            seconds=conf.service_down_time + 1)
+        store.heartbeat("h2", at=long_ago)
+    finally:
+        store.close()
+    listed = {s["Host"]: s for s in _json(cloud, "compute-services", "list")}
+    assert {h: s["State"] for h, s in listed.items()} == {"h1": "up", "h2": "down",
+                                                          "h3": "up"}
+    assert listed["h2"]["Last seen"] == long_ago.isoformat(timespec="seconds")
+    assert listed["h2"]["Forced down"] is False
+    code, _, err = cloud("migrate", "web", "--to", "h2")
+    assert code == 1 and "destination host 'h2' is down" in err
+    assert _json(cloud, "migrations", "list", "--unfinished") == []
+    _json(cloud, "compute", "update", "--host", "h2")
+    listed = {s["Host"]: s for s in _json(cloud, "compute-services", "list")}
+    assert listed["h2"]["State"] == "up"
+    assert listed["h2"]["Last seen"] > long_ago.isoformat(timespec="seconds")
 
 
 def test_set_without_anything_to_set_is_a_usage_error(cloud):
