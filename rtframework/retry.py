@@ -88,9 +88,11 @@ def _run(attempt: Callable[[], T], backoff: Backoff, retry_on: Callable[[BaseExc
         LOG.debug("%s: %s; attempt %d in %.3f s", name(), exc, state.attempt_number + 1,
                   state.upcoming_sleep)
 
+    # tenacity's clock starts now: its delay is what is left of the budget.
+    left = max(0.0, backoff.max_seconds - (time.monotonic() - started))
     retrying = tenacity.Retrying(
         stop=(tenacity.stop_after_attempt(backoff.retries + 1)
-              | tenacity.stop_after_delay(backoff.max_seconds)),
+              | tenacity.stop_after_delay(left)),
         wait=tenacity.wait_random_exponential(multiplier=backoff.first, max=backoff.cap),
         retry=tenacity.retry_if_exception(retry_on),
         before_sleep=before_sleep,

@@ -71,6 +71,22 @@ def test_total_time_is_bounded(monkeypatch):
     assert len(calls) < 10
 
 
+def test_a_first_attempt_that_took_the_whole_budget_is_not_retried(monkeypatch, waits):
+    now = [0.0]
+    monkeypatch.setattr("time.monotonic", lambda: now[0])
+    calls = []
+
+    def slow_attempt():
+        calls.append(1)
+        now[0] += 31  # e.g. a connection timeout
+        raise errors.ProviderGenerationConflict("raced")
+
+    with pytest.raises(errors.RetriesExhausted) as caught:
+        retry.on_conflict(slow_attempt, retry.Backoff(retries=10, max_seconds=30), "claim")
+    assert len(calls) == 1 and waits == []
+    assert "still failing after 1 attempt(s) over 31.0 s" in str(caught.value)
+
+
 def test_an_exhausted_inner_layer_is_not_retried_by_an_outer_one(waits):
     """(n+1)^2 attempts before: the outer loop re-ran the inner one."""
     inner, calls = failing(1000, errors.ProviderGenerationConflict("raced"))

@@ -125,6 +125,7 @@ def test_an_instance_booted_while_placement_is_read_is_named_unjudged(fpga_cloud
     unjudged: set[str] = set()
     assert invariants.check(racing, cloud.store, recheck_delay=-1, own_trees_only=True,
                             unjudged=unjudged) == []
+    assert racing.ran == 1
     assert unjudged == {late[0].uuid}
     unjudged.clear()
     assert invariants.check(cloud.backend, cloud.store, recheck_delay=-1,

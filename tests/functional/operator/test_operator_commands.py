@@ -72,11 +72,11 @@ def test_forced_down_host_can_be_evacuated(cloud):
     assert (evacuated["Source host"], evacuated["Dest host"]) == ("h1", "h2")
 
 
-def test_a_host_whose_heartbeat_stopped_is_down_until_its_agent_runs_again(cloud, tmp_path):
+def test_a_host_whose_heartbeat_stopped_is_down_until_its_agent_runs_again(cloud, ini):
     """The heartbeat alone decides while nobody forced anything: a host
     not seen for longer than service_down_time is listed down and not
     scheduled to; its agent's next run brings it back."""
-    conf = rtconf.load([str(tmp_path / "rtf.conf")])
+    conf = rtconf.load([str(ini)])
     store = ComputeStore.from_conf(conf)
     try:
         long_ago = store.get_service("h2").last_seen - datetime.timedelta(
