@@ -192,6 +192,28 @@ def test_disk_on_the_node_and_in_the_pool_are_both_candidates(backend, make_prov
                    alloc((compute, {"VCPU": 1}), (pool, {"DISK_GB": 10}))}
 
 
+def test_required_traits_are_on_the_providers_the_unnumbered_group_uses(backend,
+                                                                         make_provider):
+    # A trait on one NUMA child admits the candidates that take VCPU from
+    # it; one on the sharing pool admits every candidate the pool serves.
+    agg, on_child, on_pool = new_uuid(), custom_trait(backend), custom_trait(backend)
+    compute = make_provider({"MEMORY_MB": 4096}, aggregates=[agg])
+    plain = make_provider({"VCPU": 4}, parent=compute.uuid)
+    fast = make_provider({"VCPU": 4}, parent=compute.uuid, traits=[on_child])
+    pool = make_provider({"DISK_GB": 100}, traits=[SHARES, on_pool], aggregates=[agg])
+    want = {"VCPU": 1, "MEMORY_MB": 1, "DISK_GB": 1}
+
+    def using(numa) -> frozenset:
+        return alloc((numa, {"VCPU": 1}), (compute, {"MEMORY_MB": 1}), (pool, {"DISK_GB": 1}))
+
+    def search(trait: str) -> set[frozenset]:
+        return found(backend, resources=want, required_traits=frozenset({trait}),
+                     member_of=(frozenset({agg}),))
+
+    assert search(on_child) == {using(fast)}
+    assert search(on_pool) == {using(plain), using(fast)}
+
+
 def test_an_unnumbered_group_without_resources_is_refused(backend, gpu_host):
     root, _ = gpu_host
     with pytest.raises(errors.InvalidRequest, match="unnumbered group"):

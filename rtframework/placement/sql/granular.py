@@ -277,6 +277,9 @@ class _TreeSearch:
                 if not choices:
                     return
                 slots.append((suffix, rc, choices))
+        if list(self.groups) == [UNNUMBERED] and not query.same_subtree:
+            yield from self._unnumbered(slots)
+            return
         # Two picks never make the same request: the mappings name each
         # numbered group's provider, and what is left of the allocations
         # names the provider of each unnumbered class (amounts are >= 1).
@@ -286,6 +289,31 @@ class _TreeSearch:
             request = self._request(picked)
             if request is not None:
                 yield request
+
+    def _unnumbered(self, slots: list[tuple[str, str | None, list]]
+                    ) -> Iterator[t.AllocationRequest]:
+        """:meth:`_request` of every pick when the unnumbered group with
+        resources is the only group (most requests): one slot per class,
+        so no provider is asked for a class twice and nothing adds up."""
+        group = self.groups[UNNUMBERED]
+        required, mine = group.required_traits, self.mine
+        amounts = [(rc, group.resources[rc]) for _, rc, _ in slots]
+        for chosen in itertools.product(*(choices for _, _, choices in slots)):
+            allocations: dict[str, dict[str, int]] = {}
+            own = False
+            for (rc, amount), node in zip(amounts, chosen, strict=True):
+                held = allocations.get(node.uuid)
+                if held is None:
+                    allocations[node.uuid] = {rc: amount}
+                    own = own or node.uuid in mine
+                else:
+                    held[rc] = amount
+            if not own:
+                continue  # sharing providers alone: their own tree's candidate
+            if required and not required <= frozenset().union(*(n.traits for n in chosen)):
+                continue
+            yield t.AllocationRequest(allocations=allocations,
+                                      mappings={UNNUMBERED: tuple(allocations)})
 
     def _request(self, picked: list) -> t.AllocationRequest | None:
         query = self.query
