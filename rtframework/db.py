@@ -91,7 +91,8 @@ def create_engine(url: str, pool_size: int = 5, max_overflow: int = 10,
     instead of failing at commit. MySQL, MariaDB and Galera: see
     :mod:`rtframework.mysql_engine`. Server connections are checked before
     use: on every checkout with ``ping_every_checkout``, else only after
-    they sat idle (see PING_AFTER_IDLE_S).
+    they sat idle (see PING_AFTER_IDLE_S). The pool hands out the
+    connection checked in last.
     """
     parsed = sa.engine.make_url(url)
     if parsed.get_backend_name() == "sqlite":
@@ -116,8 +117,10 @@ def create_engine(url: str, pool_size: int = 5, max_overflow: int = 10,
 
         return engine
     # LIFO: a quiet moment keeps reusing the connection used last, whose
-    # server process is warm, instead of cycling through every connection
-    # a busy moment opened (README, Benchmarks: one client after eight).
+    # server session is warm (its prepared write, its caches), instead of
+    # cycling through every connection the pool kept from a busy moment
+    # (README, Benchmarks: claims at one client after eight). The ones left
+    # idle are pinged when a burst reaches them (PING_AFTER_IDLE_S).
     kwargs: dict = {"pool_size": pool_size, "max_overflow": max_overflow,
                     "pool_pre_ping": ping_every_checkout, "pool_use_lifo": True}
     if parsed.get_backend_name() == "postgresql":

@@ -277,7 +277,8 @@ class _TreeSearch:
                 if not choices:
                     return
                 slots.append((suffix, rc, choices))
-        if list(self.groups) == [UNNUMBERED] and not query.same_subtree:
+        if (list(self.groups) == [UNNUMBERED] and self.groups[UNNUMBERED].resources
+                and not query.same_subtree):
             yield from self._unnumbered(slots)
             return
         # Two picks never make the same request: the mappings name each
