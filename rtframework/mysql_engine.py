@@ -80,9 +80,23 @@ def create(parsed: sa.URL, kwargs: dict, wsrep_sync_wait: int) -> sa.Engine:
             cursor.execute(f"SET SESSION wsrep_sync_wait = {int(wsrep_sync_wait)}")
         cursor.close()
 
+    @sa.event.listens_for(engine, "handle_error")
+    def _not_ready_is_a_disconnect(context):
+        # A Galera node outside the primary component answers every
+        # statement with 1047 but a ping as usual: drop the connection (and
+        # the pool's older ones) so that a retry connects anew, to the
+        # first serving node when the URL names several.
+        args = getattr(context.original_exception, "args", ())
+        if args and args[0] == NOT_READY:
+            context.is_disconnect = True
+
     if len(hosts) > 1:
         _connect_to_first_serving(engine, hosts)
     return engine
+
+
+# "WSREP has not yet prepared node for application use".
+NOT_READY = 1047
 
 
 GROUP_CONCAT_MAX_LEN = 1 << 24

@@ -95,3 +95,32 @@ def test_a_provider_with_many_traits_keeps_them_all_in_a_search(mysql_url, tmp_p
         assert found.provider_summaries[rp.uuid].traits == frozenset(traits)
     finally:
         backend.close()
+
+
+# How a Galera node outside the primary component answers any statement.
+_NOT_READY = ("SIGNAL SQLSTATE '08S01' SET MYSQL_ERRNO = 1047, "
+              "MESSAGE_TEXT = 'WSREP has not yet prepared node for application use'")
+
+
+def test_a_node_out_of_the_primary_component_is_left_for_a_new_connection(mysql_url, tmp_path):
+    """Such a node still answers a ping, so its connection would come back
+    from the pool to every retry (the last one checked in goes out first);
+    the call is tried again on a new connection instead, whose connect
+    picks a serving node when the URL names several."""
+    backend = SQLBackend(make_conf(mysql_url, str(tmp_path)))
+    try:
+        created = backend.create_provider("galera-not-ready")
+        used, failed = [], []
+
+        @sa.event.listens_for(backend.engine, "before_cursor_execute", retval=True)
+        def _first_read_fails(conn, cursor, statement, parameters, context, executemany):
+            used.append(conn.connection.dbapi_connection)
+            if not failed and statement.lstrip().upper().startswith("SELECT"):
+                failed.append(used[-1])
+                return _NOT_READY, {}
+            return statement, parameters
+
+        assert backend.get_provider(created.uuid).name == "galera-not-ready"
+        assert failed and used[-1] is not failed[0]
+    finally:
+        backend.close()
