@@ -10,8 +10,10 @@ A new connection goes to the first host that answers and serves (on
 Galera: ``wsrep_ready = ON``), in the order given. Every process of a
 cloud listing the hosts in the same order writes through one node while it
 is up (single writer, no certification conflicts between nodes) and moves
-to the next when it dies; pre-ping drops pooled connections to a dead node
-and the retry layer re-runs the call that was cut.
+to the next when it dies; pre-ping drops pooled connections to a dead node,
+error 1047 (a node that left the primary component) drops the connection
+it came on, and the placement backend's retry layer re-runs the call that
+was cut.
 """
 
 from __future__ import annotations
@@ -83,11 +85,12 @@ def create(parsed: sa.URL, kwargs: dict, wsrep_sync_wait: int) -> sa.Engine:
     @sa.event.listens_for(engine, "handle_error")
     def _not_ready_is_a_disconnect(context):
         # A Galera node outside the primary component answers every
-        # statement with 1047 but a ping as usual: drop the connection (and
-        # the pool's older ones) so that a retry connects anew, to the
-        # first serving node when the URL names several.
-        args = getattr(context.original_exception, "args", ())
-        if args and args[0] == NOT_READY:
+        # statement that reads or writes a table with 1047, but a ping as
+        # usual: drop the connection (and the pool's older ones) so that a
+        # retry connects anew, to the first serving node when the URL
+        # names several.
+        exc = context.original_exception
+        if isinstance(exc, engine.dialect.loaded_dbapi.Error) and exc.args[:1] == (NOT_READY,):
             context.is_disconnect = True
 
     if len(hosts) > 1:
@@ -125,18 +128,24 @@ def _connect_to_first_serving(engine: sa.Engine, hosts: list[tuple[str, int]]) -
     @sa.event.listens_for(engine, "do_connect")
     def _first_serving(dialect, _record, cargs, cparams):
         cparams.setdefault("connect_timeout", FAILOVER_CONNECT_TIMEOUT)
-        failures = []
+        failures, unreachable = [], 0
         for host, port in hosts:
             try:
                 conn = dialect.loaded_dbapi.connect(*cargs, **{**cparams, "host": host,
                                                                "port": port})
             except dialect.loaded_dbapi.Error as exc:
                 failures.append(f"{host}:{port}: {exc}")
+                unreachable += 1
                 continue
             if _serving(conn):
                 return conn
             conn.close()
             failures.append(f"{host}:{port}: Galera node not ready (wsrep_ready OFF)")
-        LOG.warning("no database host answered: %s", "; ".join(failures))
+        # Some node answered but none serves (a cluster out of quorum for
+        # a moment): not ready, which the retry layer waits out; none
+        # answered: cannot connect, reported at once.
+        code = NOT_READY if unreachable < len(hosts) else 2003
+        what = "served" if code == NOT_READY else "answered"
+        LOG.warning("no database host %s: %s", what, "; ".join(failures))
         raise dialect.loaded_dbapi.OperationalError(
-            2003, f"no database host of {len(hosts)} answered: {'; '.join(failures)}")
+            code, f"no database host of {len(hosts)} {what}: {'; '.join(failures)}")

@@ -19,8 +19,9 @@ _PG_RACE = {"40001", "40P01"}
 # prepared node for application use" (a Galera node out of the primary
 # component), 2006 gone away, 2013 lost connection, 1927 connection killed,
 # 4031 disconnected; PostgreSQL admin/crash shutdown. The pool replaces the
-# connection (the driver's error, or mysql_engine for 1047, which a ping
-# does not see), with the first serving host when the URL names several.
+# connection (SQLAlchemy's dialect takes these for a disconnect, and
+# mysql_engine takes 1047 for one, which a ping does not see), with the
+# first serving host when the URL names several.
 # A refused connection is not here: an unreachable database is reported at
 # once, not after every retry.
 _MYSQL_GONE = {1047, 2006, 2013, 1927, 4031}

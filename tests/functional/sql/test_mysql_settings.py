@@ -68,6 +68,29 @@ def test_a_url_naming_several_hosts_uses_the_first_that_answers(mysql_url):
         engine.dispose()
 
 
+def test_hosts_that_answer_but_do_not_serve_are_waited_for_none_answering_is_not(
+        mysql_url, monkeypatch):
+    """A cluster out of quorum for a moment: every node answers, none
+    serves. That is "not ready" (1047), which the retry layer waits out;
+    no node answering is reported at once (2003)."""
+    from rtframework import mysql_engine
+    from rtframework.placement.sql import dberrors
+
+    database = mysql_url.rsplit("/", 1)[1].split("?")[0]
+    for hosts, serving, code in ((("127.0.0.1:1", "127.0.0.1:3306"), False, 1047),
+                                 (("127.0.0.1:1", "127.0.0.1:2"), True, 2003)):
+        monkeypatch.setattr(mysql_engine, "_serving", lambda _conn, ok=serving: ok)
+        engine = db.create_engine(f"mysql+pymysql://root:@/{database}?"
+                                  + "&".join(f"host={h}" for h in hosts))
+        try:
+            with pytest.raises(sa.exc.OperationalError) as raised:
+                engine.connect()
+        finally:
+            engine.dispose()
+        assert raised.value.orig.args[0] == code
+        assert dberrors.is_transient(raised.value) == (code == 1047)
+
+
 def test_a_host_with_a_port_that_is_not_a_number_is_named():
     with pytest.raises(ValueError, match="host='127.0.0.1:x' in the database URL"):
         db.create_engine("mysql+pymysql://root:@/db?host=127.0.0.1:x&host=127.0.0.1:3306")
@@ -122,5 +145,6 @@ def test_a_node_out_of_the_primary_component_is_left_for_a_new_connection(mysql_
 
         assert backend.get_provider(created.uuid).name == "galera-not-ready"
         assert failed and used[-1] is not failed[0]
+        assert not failed[0].open
     finally:
         backend.close()
