@@ -3,6 +3,7 @@ next node the URL names, nothing is half-written, and the node rejoins."""
 
 from __future__ import annotations
 
+import time
 import uuid
 
 import pytest
@@ -44,3 +45,45 @@ def test_a_backend_keeps_working_when_its_node_is_killed(cluster, sql_backend,  
         assert direct.get_provider_usages(rp.uuid) == {"VCPU": 5}
     finally:
         direct.close()
+
+
+def _isolate(node, isolated: bool) -> None:
+    """Cut ``node`` off the cluster's group communication (it stays up and
+    answers, outside the primary component), or let it back in."""
+    import pymysql
+
+    conn = pymysql.connect(unix_socket=node.socket, user="root", autocommit=True)
+    try:
+        with conn.cursor() as cur:
+            cur.execute("SET GLOBAL wsrep_provider_options = %s",
+                        (f"gmcast.isolate={int(isolated)}",))
+    finally:
+        conn.close()
+
+
+def _until(check, what: str, seconds: float = 60.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what} after {seconds:.0f} s")
+        time.sleep(0.5)
+
+
+def test_a_backend_leaves_a_node_cut_off_from_the_cluster(cluster, sql_backend):  # noqa: F811
+    # The node still runs and answers a ping, but every statement on a
+    # table gets error 1047: the pooled connection to it must go, and the
+    # next one goes to the next node that serves.
+    backend = sql_backend  # its URL names node0 first, then node1 and node2
+    rp = backend.create_provider(f"cut-off-{uuid.uuid4().hex[:8]}")
+    node0 = cluster.nodes[0]
+    _isolate(node0, True)
+    try:
+        _until(lambda: node0.status("wsrep_ready") == "OFF", "node0 still serving")
+        gen = backend.set_inventories(rp.uuid, rp.generation, {"VCPU": t.Inventory(total=8)})
+        assert backend.get_inventories(rp.uuid).generation == gen
+        with backend.engine.connect() as conn:
+            assert conn.exec_driver_sql("SELECT @@port").scalar() != node0.port
+    finally:
+        _isolate(node0, False)
+        _until(lambda: node0.status("wsrep_ready") == "ON"
+               and node0.status("wsrep_cluster_size") == "3", "node0 not back")
