@@ -142,10 +142,12 @@ def _connect_to_first_serving(engine: sa.Engine, hosts: list[tuple[str, int]]) -
             conn.close()
             failures.append(f"{host}:{port}: Galera node not ready (wsrep_ready OFF)")
         # Some node answered but none serves (a cluster out of quorum for
-        # a moment): not ready, which the retry layer waits out; none
-        # answered: cannot connect, reported at once.
+        # a moment): not ready, which the placement backend retries within
+        # its [placement] conflict_retries (a few seconds); none answered:
+        # cannot connect, reported at once.
         code = NOT_READY if unreachable < len(hosts) else 2003
         what = "served" if code == NOT_READY else "answered"
-        LOG.warning("no database host %s: %s", what, "; ".join(failures))
+        LOG.log(logging.DEBUG if code == NOT_READY else logging.WARNING,
+                "no database host %s: %s", what, "; ".join(failures))
         raise dialect.loaded_dbapi.OperationalError(
             code, f"no database host of {len(hosts)} {what}: {'; '.join(failures)}")

@@ -70,15 +70,17 @@ def test_a_url_naming_several_hosts_uses_the_first_that_answers(mysql_url):
 
 def test_hosts_that_answer_but_do_not_serve_are_waited_for_none_answering_is_not(
         mysql_url, monkeypatch):
-    """A cluster out of quorum for a moment: every node answers, none
-    serves. That is "not ready" (1047), which the retry layer waits out;
-    no node answering is reported at once (2003)."""
+    """A cluster out of quorum for a moment: nodes answer, none serves.
+    That is "not ready" (1047), which the placement backend retries; no
+    node answering is reported at once (2003)."""
     from rtframework import mysql_engine
     from rtframework.placement.sql import dberrors
 
     database = mysql_url.rsplit("/", 1)[1].split("?")[0]
-    for hosts, serving, code in ((("127.0.0.1:1", "127.0.0.1:3306"), False, 1047),
-                                 (("127.0.0.1:1", "127.0.0.1:2"), True, 2003)):
+    for hosts, serving, code, says in (
+            (("127.0.0.1:3306", "127.0.0.1:3306"), False, 1047, "of 2 served"),
+            (("127.0.0.1:1", "127.0.0.1:3306"), False, 1047, "of 2 served"),
+            (("127.0.0.1:1", "127.0.0.1:2"), True, 2003, "of 2 answered")):
         monkeypatch.setattr(mysql_engine, "_serving", lambda _conn, ok=serving: ok)
         engine = db.create_engine(f"mysql+pymysql://root:@/{database}?"
                                   + "&".join(f"host={h}" for h in hosts))
@@ -88,6 +90,7 @@ def test_hosts_that_answer_but_do_not_serve_are_waited_for_none_answering_is_not
         finally:
             engine.dispose()
         assert raised.value.orig.args[0] == code
+        assert f"no database host {says}" in str(raised.value.orig)
         assert dberrors.is_transient(raised.value) == (code == 1047)
 
 
