@@ -7,6 +7,7 @@ from collections.abc import Iterator
 
 import sqlalchemy as sa
 
+from rtframework import mysql_engine
 from rtframework.placement import errors
 
 # Lost races: the database aborted us so that another writer could win.
@@ -24,7 +25,7 @@ _PG_RACE = {"40001", "40P01"}
 # first serving host when the URL names several.
 # A refused connection is not here: an unreachable database is reported at
 # once, not after every retry.
-_MYSQL_GONE = {1047, 2006, 2013, 1927, 4031}
+_MYSQL_GONE = {mysql_engine.NOT_READY, 2006, 2013, 1927, 4031}
 _PG_GONE = {"57P01", "57P02", "57P03"}
 
 
