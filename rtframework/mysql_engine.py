@@ -128,15 +128,15 @@ def _connect_to_first_serving(engine: sa.Engine, hosts: list[tuple[str, int]]) -
     @sa.event.listens_for(engine, "do_connect")
     def _first_serving(dialect, _record, cargs, cparams):
         cparams.setdefault("connect_timeout", FAILOVER_CONNECT_TIMEOUT)
-        failures, unreachable = [], 0
+        failures, answered = [], False
         for host, port in hosts:
             try:
                 conn = dialect.loaded_dbapi.connect(*cargs, **{**cparams, "host": host,
                                                                "port": port})
             except dialect.loaded_dbapi.Error as exc:
                 failures.append(f"{host}:{port}: {exc}")
-                unreachable += 1
                 continue
+            answered = True
             if _serving(conn):
                 return conn
             conn.close()
@@ -145,7 +145,7 @@ def _connect_to_first_serving(engine: sa.Engine, hosts: list[tuple[str, int]]) -
         # a moment): not ready, which the placement backend retries within
         # its [placement] conflict_retries (a few seconds); none answered:
         # cannot connect, reported at once.
-        code = NOT_READY if unreachable < len(hosts) else 2003
+        code = NOT_READY if answered else 2003
         what = "served" if code == NOT_READY else "answered"
         LOG.log(logging.DEBUG if code == NOT_READY else logging.WARNING,
                 "no database host %s: %s", what, "; ".join(failures))
