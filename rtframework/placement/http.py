@@ -23,6 +23,7 @@ one request helper and error mapping they all share.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -43,6 +44,7 @@ from rtframework.placement.httperrors import (
     json_body,
     response_detail,
 )
+from rtframework.placement.pause_gc import pause_gc
 
 LOG = logging.getLogger(__name__)
 
@@ -142,7 +144,7 @@ class HTTPBackend(contract.PlacementBackend):
     def _request(self, method: str, path: str, kind: Kind, *, json: Any = None,
                  params: Sequence[tuple[str, str]] | None = None,
                  missing_ok: bool = False, expect: tuple[str, ...] = (),
-                 parse: Callable[[Any], Any] | None = None) -> Any:
+                 parse: Callable[[Any], Any] | None = None, large: bool = False) -> Any:
         """Send one request; return its JSON body (None if it has none).
 
         ``expect`` names the keys a JSON object answer must have; an answer
@@ -150,7 +152,9 @@ class HTTPBackend(contract.PlacementBackend):
         naming the endpoint, the status and what was expected.
         ``parse`` turns the body into the value returned; a body it cannot
         read is a BadAnswer too. ``missing_ok`` turns a 404 into None for
-        callers for which "already gone" is success.
+        callers for which "already gone" is success. ``large`` answers
+        are decoded and parsed with automatic garbage collection paused
+        (see pause_gc).
         """
         what = f"{method} {path}"
         kwargs: dict[str, Any] = {"raise_exc": False}
@@ -173,6 +177,12 @@ class HTTPBackend(contract.PlacementBackend):
             if expect:
                 raise answer_error(resp, what, expect, "an empty body")
             return None
+        with pause_gc() if large else contextlib.nullcontext():
+            return self._decoded(resp, what, expect, parse)
+
+    @staticmethod
+    def _decoded(resp: Any, what: str, expect: tuple[str, ...],
+                 parse: Callable[[Any], Any] | None) -> Any:
         body = json_body(resp, what, expect)
         if parse is None:
             return body
@@ -465,7 +475,7 @@ class HTTPBackend(contract.PlacementBackend):
             params.append(("limit", str(query.limit)))
         return self._request("GET", "/allocation_candidates", Kind.QUERY, params=params,
                              expect=("allocation_requests", "provider_summaries"),
-                             parse=_candidates)
+                             parse=_candidates, large=True)
 
 
 def _candidates(body: Mapping[str, Any]) -> t.AllocationCandidates:

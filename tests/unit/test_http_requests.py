@@ -6,6 +6,7 @@ functional-placement`` runs the same calls against a real Placement."""
 
 from __future__ import annotations
 
+import gc
 import json
 import threading
 import urllib.parse
@@ -13,7 +14,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from rtframework.placement import errors
+from rtframework.placement import errors, http
 from rtframework.placement import types as t
 from rtframework.placement.http import HTTPBackend
 from tests.fixtures.placement_server import configure_http_backend
@@ -234,3 +235,27 @@ def test_a_granular_candidate_request_and_its_answer(placement):
     assert found.provider_summaries[CHILD] == t.ProviderSummary(
         uuid=CHILD, root_uuid=RP, parent_uuid=RP,
         resources={"VGPU": t.ResourceSummary(capacity=2, used=0)}, traits=frozenset())
+
+
+def test_a_candidate_answer_is_decoded_without_automatic_collection(placement, monkeypatch):
+    _Recorder.answers[("GET", "/allocation_candidates")] = {
+        "allocation_requests": [{"allocations": {RP: {"resources": {"VCPU": 1}}},
+                                 "mappings": {"": [RP]}}],
+        "provider_summaries": {
+            RP: {"resources": {"VCPU": {"capacity": 32, "used": 4}}, "traits": [],
+                 "parent_provider_uuid": None, "root_provider_uuid": RP}}}
+    seen = []
+    parse = http._candidates
+    monkeypatch.setattr(http, "_candidates", lambda body: (seen.append(gc.isenabled()),
+                                                            parse(body))[1])
+    was = gc.isenabled()
+    gc.enable()
+    try:
+        found = placement.get_allocation_candidates(t.CandidateQuery(resources={"VCPU": 1}))
+        assert (seen, gc.isenabled()) == ([False], True)
+        gc.disable()
+        placement.get_allocation_candidates(t.CandidateQuery(resources={"VCPU": 1}))
+        assert (seen, gc.isenabled()) == ([False, False], False)
+    finally:
+        (gc.enable if was else gc.disable)()
+    assert [r.allocations for r in found.allocation_requests] == [{RP: {"VCPU": 1}}]

@@ -28,6 +28,7 @@ from rtframework.conf import database as conf_database
 from rtframework.placement import backend as contract
 from rtframework.placement import errors, validation
 from rtframework.placement import types as t
+from rtframework.placement.pause_gc import pause_gc
 from rtframework.placement.sql import aggregates as _aggregates
 from rtframework.placement.sql import (
     allocation_reads,
@@ -245,7 +246,7 @@ class SQLBackend(contract.PlacementBackend):
 
     def get_allocation_candidates(self, query: t.CandidateQuery) -> t.AllocationCandidates:
         query = validation.candidate_query(query)
-        with translated(), self._read() as conn:
+        with translated(), self._read() as conn, pause_gc():
             return candidates.find(conn, query)
 
 

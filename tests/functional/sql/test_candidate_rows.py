@@ -1,7 +1,11 @@
 """How the candidate search reads its rows: the driver's own tuples, with
-the driver's errors still handled as SQLAlchemy handles them."""
+the driver's errors still handled as SQLAlchemy handles them; and how it
+builds its answer: without automatic garbage collection, which it leaves
+as the caller had it."""
 
 from __future__ import annotations
+
+import gc
 
 import pytest
 import sqlalchemy as sa
@@ -85,3 +89,30 @@ def test_the_rows_of_a_provider_need_not_be_adjacent():
     assert (summaries["child-2"].parent_uuid, summaries["child-2"].root_uuid) == (
         "root-1", "root-1")
     assert summaries["orphan-3"].parent_uuid is None
+
+
+def test_the_answer_is_built_without_automatic_collection(backend, monkeypatch):
+    _cloud(backend, hosts=3)
+    seen = []
+    find = candidates.find
+
+    def recording(conn, query):
+        try:
+            return find(conn, query)
+        finally:
+            seen.append(gc.isenabled())
+
+    monkeypatch.setattr(candidates, "find", recording)
+    was = gc.isenabled()
+    gc.enable()
+    try:
+        assert len(backend.get_allocation_candidates(REQUEST).allocation_requests) == 3
+        assert (seen, gc.isenabled()) == ([False], True)
+        with pytest.raises(errors.PlacementError, match="CUSTOM_NOWHERE"):
+            backend.get_allocation_candidates(t.CandidateQuery(resources={"CUSTOM_NOWHERE": 1}))
+        assert (seen, gc.isenabled()) == ([False, False], True)
+        gc.disable()
+        backend.get_allocation_candidates(REQUEST)
+        assert (seen, gc.isenabled()) == ([False, False, False], False)
+    finally:
+        (gc.enable if was else gc.disable)()
