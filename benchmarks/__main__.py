@@ -20,7 +20,7 @@ import time
 import traceback
 from collections.abc import Sequence
 
-from benchmarks import candidates, claims, claims_race, growth, memory, periodic, scale
+from benchmarks import candidates, claims, claims_race, growth, machine, memory, periodic, scale
 from benchmarks import environment as env
 from benchmarks.results import Report
 from tests.fixtures.placement_server import PlacementServer
@@ -114,6 +114,7 @@ def run(args: argparse.Namespace) -> tuple[Report, str]:
     # The code and the machine as the run begins: files edited during a
     # long run change neither what it measures nor what it started from.
     at_start = {"commit": _commit(), "load_average": list(os.getloadavg())}
+    report.figures.append(machine.work_unit("at start"))
     with tempfile.TemporaryDirectory(prefix="rtf-bench-", dir=args.work_dir) as work_dir:
         for engine in args.engines:
             with contextlib.ExitStack() as stack:
@@ -127,6 +128,7 @@ def run(args: argparse.Namespace) -> tuple[Report, str]:
                         if name in USES_PLACEMENT else None
                     _run_one(report, name, engine, os.path.join(work_dir, f"{engine}-{name}"),
                              args.quick, server)
+    report.figures.append(machine.work_unit("at end"))
     report.extend(growth.summarise(report, args.engines, args.quick))
     path = _write_json(report, args, started, at_start, with_placement)
     return report, path
@@ -185,7 +187,8 @@ def _write_json(report: Report, args, started: datetime.datetime, at_start: dict
         "placement_serving": {engine: dataclasses.asdict(env.placement_serving(engine))
                               for engine in args.engines} if with_placement else {},
         "machine": {"python": platform.python_version(), "platform": platform.platform(),
-                    "cpus": os.cpu_count(), "load_average": at_start["load_average"],
+                    "cpus": os.cpu_count(), "cpu": machine.cpu_model(),
+                    "load_average": at_start["load_average"],
                     "load_average_at_end": list(os.getloadavg())},
         **report.to_json(),
     }

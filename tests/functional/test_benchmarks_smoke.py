@@ -37,11 +37,21 @@ def test_every_benchmark_reports_figures(run):
     _code, document = run
     benches = {f["bench"] for f in document["figures"]}
     assert benches == {"claims", "candidates", "periodic", "memory", "growth", "claims_race",
-                       "scale"}
+                       "scale", "machine"}
     for figure in document["figures"]:
         assert set(figure) == {"bench", "engine", "case", "value", "unit", "detail", "low",
                                "high"}
         assert isinstance(figure["value"], (int, float))
+
+
+def test_the_machine_is_timed_at_the_start_and_the_end(run):
+    """A reader compares runs by the work unit (see benchmarks/machine.py)."""
+    _code, document = run
+    timed = [f for f in document["figures"] if f["bench"] == "machine"]
+    assert [f["case"] for f in timed] == ["python work unit, at start",
+                                          "python work unit, at end"]
+    assert all(0 < f["low"] <= f["value"] <= f["high"] for f in timed)
+    assert document["machine"]["cpu"]
 
 
 def test_placement_is_compared_exactly_when_it_is_installed(run):
