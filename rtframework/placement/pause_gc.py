@@ -1,12 +1,12 @@
 """Automatic garbage collection paused while a large answer is built.
 
 CPython starts a collection every few hundred new container objects and
-a full one (the whole heap) whenever enough of them have survived two
-younger ones. Building 10,000 allocation candidates makes about 150,000
-containers, none of them in a reference cycle: with collection on, that
-build ran some 200 young and two full collections, a third of its time at
-10,000 providers (README, Benchmarks). Paused, the objects are looked at
-once, in the first collection after the build.
+a full one (every object of the process) whenever enough of them have
+survived the younger ones. An unlimited search at 10,000 providers makes
+containers by the tens of thousands, none of them in a reference cycle:
+with collection on, it ran hundreds of young collections and full ones
+besides, and grew faster than the cloud (README, Benchmarks). Paused, the
+objects are looked at once, in the first collection after the build.
 
 The pause is per call, not counted: a call that finds collection already
 off (another thread's build, or the application's own choice) leaves it
