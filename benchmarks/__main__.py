@@ -181,6 +181,7 @@ def _write_json(report: Report, args, started: datetime.datetime, at_start: dict
     path = os.path.join(args.results_dir, started.strftime("%Y%m%dT%H%M%SZ") + ".json")
     document = {
         "started": started.isoformat(),
+        "ended": datetime.datetime.now(datetime.timezone.utc).isoformat(),
         "commit": at_start["commit"],
         "options": {"quick": args.quick, "engines": args.engines, "only": args.only,
                     "placement": with_placement},

@@ -238,6 +238,8 @@ def test_a_granular_candidate_request_and_its_answer(placement):
 
 
 def test_a_candidate_answer_is_decoded_without_automatic_collection(placement, monkeypatch):
+    """Paused while the answer is decoded and parsed; not while Placement
+    (here a server thread of this process) is asked and answers."""
     _Recorder.answers[("GET", "/allocation_candidates")] = {
         "allocation_requests": [{"allocations": {RP: {"resources": {"VCPU": 1}}},
                                  "mappings": {"": [RP]}}],
@@ -245,17 +247,27 @@ def test_a_candidate_answer_is_decoded_without_automatic_collection(placement, m
             RP: {"resources": {"VCPU": {"capacity": 32, "used": 4}}, "traits": [],
                  "parent_provider_uuid": None, "root_provider_uuid": RP}}}
     seen = []
-    parse = http._candidates
-    monkeypatch.setattr(http, "_candidates", lambda body: (seen.append(gc.isenabled()),
-                                                            parse(body))[1])
+
+    def recording(where, call):
+        def wrapped(*args):
+            seen.append((where, gc.isenabled()))
+            return call(*args)
+        return wrapped
+
+    monkeypatch.setattr(_Recorder, "do_GET", recording("answering", _Recorder.do_GET))
+    monkeypatch.setattr(http, "json_body", recording("decoding", http.json_body))
+    monkeypatch.setattr(http, "_candidates", recording("parsing", http._candidates))
     was = gc.isenabled()
     gc.enable()
     try:
         found = placement.get_allocation_candidates(t.CandidateQuery(resources={"VCPU": 1}))
-        assert (seen, gc.isenabled()) == ([False], True)
+        assert (seen, gc.isenabled()) == (
+            [("answering", True), ("decoding", False), ("parsing", False)], True)
+        seen.clear()
         gc.disable()
         placement.get_allocation_candidates(t.CandidateQuery(resources={"VCPU": 1}))
-        assert (seen, gc.isenabled()) == ([False, False], False)
+        assert (seen, gc.isenabled()) == (
+            [("answering", False), ("decoding", False), ("parsing", False)], False)
     finally:
         (gc.enable if was else gc.disable)()
     assert [r.allocations for r in found.allocation_requests] == [{RP: {"VCPU": 1}}]
