@@ -6,6 +6,7 @@ is the test's tmp dir, and, when it asks for one, its own database.
 
 from __future__ import annotations
 
+import gc
 import os
 
 import pytest
@@ -43,6 +44,16 @@ def pytest_report_header(config):
         f"placement backend: {os.environ.get('RTF_TEST_BACKEND', 'sql')}, "
         f"hypothesis profile: {HYPOTHESIS_PROFILE}"
     )
+
+
+@pytest.fixture
+def collection_on():
+    """Automatic garbage collection on for the test, and as it was before
+    once the test ends, whatever the test turned it to."""
+    was = gc.isenabled()
+    gc.enable()
+    yield
+    (gc.enable if was else gc.disable)()
 
 
 @pytest.fixture

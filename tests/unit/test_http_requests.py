@@ -237,7 +237,8 @@ def test_a_granular_candidate_request_and_its_answer(placement):
         resources={"VGPU": t.ResourceSummary(capacity=2, used=0)}, traits=frozenset())
 
 
-def test_a_candidate_answer_is_decoded_without_automatic_collection(placement, monkeypatch):
+def test_a_candidate_answer_is_decoded_without_automatic_collection(placement, monkeypatch,
+                                                                    collection_on):
     """Paused while the answer is decoded and parsed; not while Placement
     (here a server thread of this process) is asked and answers."""
     _Recorder.answers[("GET", "/allocation_candidates")] = {
@@ -257,17 +258,12 @@ def test_a_candidate_answer_is_decoded_without_automatic_collection(placement, m
     monkeypatch.setattr(_Recorder, "do_GET", recording("answering", _Recorder.do_GET))
     monkeypatch.setattr(http, "json_body", recording("decoding", http.json_body))
     monkeypatch.setattr(http, "_candidates", recording("parsing", http._candidates))
-    was = gc.isenabled()
-    gc.enable()
-    try:
-        found = placement.get_allocation_candidates(t.CandidateQuery(resources={"VCPU": 1}))
-        assert (seen, gc.isenabled()) == (
-            [("answering", True), ("decoding", False), ("parsing", False)], True)
-        seen.clear()
-        gc.disable()
-        placement.get_allocation_candidates(t.CandidateQuery(resources={"VCPU": 1}))
-        assert (seen, gc.isenabled()) == (
-            [("answering", False), ("decoding", False), ("parsing", False)], False)
-    finally:
-        (gc.enable if was else gc.disable)()
+    found = placement.get_allocation_candidates(t.CandidateQuery(resources={"VCPU": 1}))
+    assert (seen, gc.isenabled()) == (
+        [("answering", True), ("decoding", False), ("parsing", False)], True)
+    seen.clear()
+    gc.disable()
+    placement.get_allocation_candidates(t.CandidateQuery(resources={"VCPU": 1}))
+    assert (seen, gc.isenabled()) == (
+        [("answering", False), ("decoding", False), ("parsing", False)], False)
     assert [r.allocations for r in found.allocation_requests] == [{RP: {"VCPU": 1}}]

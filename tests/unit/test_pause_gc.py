@@ -10,15 +10,6 @@ import pytest
 from rtframework.placement.pause_gc import pause_gc
 
 
-@pytest.fixture
-def collection_on():
-    was = gc.isenabled()
-    gc.enable()
-    yield
-    if not was:
-        gc.disable()
-
-
 def test_collection_is_off_in_the_block_and_on_again_after(collection_on):
     with pause_gc():
         assert not gc.isenabled()

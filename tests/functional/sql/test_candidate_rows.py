@@ -91,7 +91,7 @@ def test_the_rows_of_a_provider_need_not_be_adjacent():
     assert summaries["orphan-3"].parent_uuid is None
 
 
-def test_the_answer_is_built_without_automatic_collection(backend, monkeypatch):
+def test_the_answer_is_built_without_automatic_collection(backend, monkeypatch, collection_on):
     _cloud(backend, hosts=3)
     seen = []
     find = candidates.find
@@ -103,16 +103,11 @@ def test_the_answer_is_built_without_automatic_collection(backend, monkeypatch):
             seen.append(gc.isenabled())
 
     monkeypatch.setattr(candidates, "find", recording)
-    was = gc.isenabled()
-    gc.enable()
-    try:
-        assert len(backend.get_allocation_candidates(REQUEST).allocation_requests) == 3
-        assert (seen, gc.isenabled()) == ([False], True)
-        with pytest.raises(errors.PlacementError, match="CUSTOM_NOWHERE"):
-            backend.get_allocation_candidates(t.CandidateQuery(resources={"CUSTOM_NOWHERE": 1}))
-        assert (seen, gc.isenabled()) == ([False, False], True)
-        gc.disable()
-        backend.get_allocation_candidates(REQUEST)
-        assert (seen, gc.isenabled()) == ([False, False, False], False)
-    finally:
-        (gc.enable if was else gc.disable)()
+    assert len(backend.get_allocation_candidates(REQUEST).allocation_requests) == 3
+    assert (seen, gc.isenabled()) == ([False], True)
+    with pytest.raises(errors.PlacementError, match="CUSTOM_NOWHERE"):
+        backend.get_allocation_candidates(t.CandidateQuery(resources={"CUSTOM_NOWHERE": 1}))
+    assert (seen, gc.isenabled()) == ([False, False], True)
+    gc.disable()
+    backend.get_allocation_candidates(REQUEST)
+    assert (seen, gc.isenabled()) == ([False, False, False], False)
