@@ -124,30 +124,53 @@ def _serving(dbapi_conn) -> bool:
     return row is not None and str(row[1]).upper() == "ON"
 
 
+# Refusals from a server that answered the connect: a login or database
+# the server does not know. Every node of a cluster shares its users and
+# databases, so they are the operator's to fix, not an outage.
+REFUSED = frozenset({1044, 1045, 1049})
+
+
 def _connect_to_first_serving(engine: sa.Engine, hosts: list[tuple[str, int]]) -> None:
     @sa.event.listens_for(engine, "do_connect")
     def _first_serving(dialect, _record, cargs, cparams):
         cparams.setdefault("connect_timeout", FAILOVER_CONNECT_TIMEOUT)
-        failures, answered = [], False
+        failures, answered, refused = [], False, None
         for host, port in hosts:
             try:
                 conn = dialect.loaded_dbapi.connect(*cargs, **{**cparams, "host": host,
                                                                "port": port})
             except dialect.loaded_dbapi.Error as exc:
                 failures.append(f"{host}:{port}: {exc}")
+                if refused is None and exc.args[:1] and exc.args[0] in REFUSED:
+                    refused = exc.args[0]
                 continue
-            answered = True
-            if _serving(conn):
+            try:
+                serving = _serving(conn)
+            except dialect.loaded_dbapi.Error as exc:
+                # Lost while asking (the node went down): the next one.
+                _close_quietly(conn)
+                failures.append(f"{host}:{port}: {exc}")
+                continue
+            if serving:
                 return conn
+            answered = True
             conn.close()
             failures.append(f"{host}:{port}: Galera node not ready (wsrep_ready OFF)")
         # Some node answered but none serves (a cluster out of quorum for
         # a moment): not ready, which the placement backend retries within
-        # its [placement] conflict_retries (a few seconds); none answered:
-        # cannot connect, reported at once.
-        code = NOT_READY if answered else 2003
-        what = "served" if code == NOT_READY else "answered"
+        # its [placement] conflict_retries (a few seconds). A node refused
+        # the login or the database: that error, reported at once, as one
+        # host would report it. None answered: cannot connect, at once.
+        code = NOT_READY if answered else refused or 2003
+        what = {NOT_READY: "served", 2003: "answered"}.get(code, "accepted the login")
         LOG.log(logging.DEBUG if code == NOT_READY else logging.WARNING,
                 "no database host %s: %s", what, "; ".join(failures))
         raise dialect.loaded_dbapi.OperationalError(
             code, f"no database host of {len(hosts)} {what}: {'; '.join(failures)}")
+
+
+def _close_quietly(conn) -> None:
+    try:
+        conn.close()
+    except Exception:  # noqa: BLE001 - already broken; nothing left to release
+        LOG.debug("closing a broken connection failed", exc_info=True)

@@ -94,6 +94,63 @@ def test_hosts_that_answer_but_do_not_serve_are_waited_for_none_answering_is_not
         assert dberrors.is_transient(raised.value) == (code == 1047)
 
 
+def test_a_login_or_database_the_hosts_refuse_is_reported_as_that_refusal(mysql_url):
+    """A mistyped password or database name is the same on every node: the
+    error says so with the server's code (not "no host answered", not a
+    wait for a cluster to become ready), naming each host."""
+    from rtframework.placement.sql import dberrors
+
+    database = mysql_url.rsplit("/", 1)[1].split("?")[0]
+    for login, name, hosts, code, says in (
+            ("root:wrong", database, ("127.0.0.1:3306", "127.0.0.1:3306"), 1045,
+             "Access denied"),
+            ("root:wrong", database, ("127.0.0.1:1", "127.0.0.1:3306"), 1045, "Access denied"),
+            ("root:", "rtf_no_such_database", ("127.0.0.1:3306", "127.0.0.1:3306"), 1049,
+             "Unknown database")):
+        engine = db.create_engine(f"mysql+pymysql://{login}@/{name}?"
+                                  + "&".join(f"host={h}" for h in hosts))
+        try:
+            with pytest.raises(sa.exc.OperationalError) as raised:
+                engine.connect()
+        finally:
+            engine.dispose()
+        text = str(raised.value.orig)
+        assert raised.value.orig.args[0] == code
+        assert "no database host of 2 accepted the login" in text
+        assert says in text
+        assert all(f"{h}:" in text for h in hosts)
+        assert not dberrors.is_transient(raised.value)
+
+
+def test_a_host_lost_while_asked_whether_it_serves_is_passed_over(mysql_url, monkeypatch):
+    """The first node goes down between the connect and the wsrep check:
+    its connection is closed and the next host serves."""
+    import pymysql
+
+    from rtframework import mysql_engine
+
+    database = mysql_url.rsplit("/", 1)[1].split("?")[0]
+    asked = []
+
+    def serving(conn):
+        asked.append(conn)
+        if len(asked) == 1:
+            conn.close()  # as a node going down leaves it
+            raise pymysql.err.OperationalError(2013, "Lost connection to server during query")
+        return True
+
+    monkeypatch.setattr(mysql_engine, "_serving", serving)
+    engine = db.create_engine(
+        f"mysql+pymysql://root:@/{database}?host=127.0.0.1:3306&host=127.0.0.1:3306")
+    try:
+        with engine.connect() as conn:
+            assert conn.execute(sa.text("SELECT 1")).scalar() == 1
+    finally:
+        engine.dispose()
+    assert len(asked) == 2
+    assert not asked[0].open
+
+
 def test_a_host_with_a_port_that_is_not_a_number_is_named():
     with pytest.raises(ValueError, match="host='127.0.0.1:x' in the database URL"):
         db.create_engine("mysql+pymysql://root:@/db?host=127.0.0.1:x&host=127.0.0.1:3306")
