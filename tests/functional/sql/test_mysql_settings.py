@@ -82,16 +82,22 @@ def test_hosts_that_answer_but_do_not_serve_are_waited_for_none_answering_is_not
             (("127.0.0.1:1", "127.0.0.1:3306"), False, 1047, "of 2 served"),
             (("127.0.0.1:1", "127.0.0.1:2"), True, 2003, "of 2 answered")):
         monkeypatch.setattr(mysql_engine, "_serving", lambda _conn, ok=serving: ok)
-        engine = db.create_engine(f"mysql+pymysql://root:@/{database}?"
-                                  + "&".join(f"host={h}" for h in hosts))
-        try:
-            with pytest.raises(sa.exc.OperationalError) as raised:
-                engine.connect()
-        finally:
-            engine.dispose()
-        assert raised.value.orig.args[0] == code
-        assert f"no database host {says}" in str(raised.value.orig)
-        assert dberrors.is_transient(raised.value) == (code == 1047)
+        raised = _connect_error("root:", database, hosts)
+        assert raised.orig.args[0] == code
+        assert f"no database host {says}" in str(raised.orig)
+        assert dberrors.is_transient(raised) == (code == 1047)
+
+
+def _connect_error(login: str, database: str, hosts: tuple[str, ...]) -> sa.exc.OperationalError:
+    """What a new connection to a URL naming ``hosts`` raises."""
+    engine = db.create_engine(f"mysql+pymysql://{login}@/{database}?"
+                              + "&".join(f"host={h}" for h in hosts))
+    try:
+        with pytest.raises(sa.exc.OperationalError) as raised:
+            engine.connect()
+    finally:
+        engine.dispose()
+    return raised.value
 
 
 def test_a_login_or_database_the_hosts_refuse_is_reported_as_that_refusal(mysql_url):
@@ -107,19 +113,13 @@ def test_a_login_or_database_the_hosts_refuse_is_reported_as_that_refusal(mysql_
             ("root:wrong", database, ("127.0.0.1:1", "127.0.0.1:3306"), 1045, "Access denied"),
             ("root:", "rtf_no_such_database", ("127.0.0.1:3306", "127.0.0.1:3306"), 1049,
              "Unknown database")):
-        engine = db.create_engine(f"mysql+pymysql://{login}@/{name}?"
-                                  + "&".join(f"host={h}" for h in hosts))
-        try:
-            with pytest.raises(sa.exc.OperationalError) as raised:
-                engine.connect()
-        finally:
-            engine.dispose()
-        text = str(raised.value.orig)
-        assert raised.value.orig.args[0] == code
+        raised = _connect_error(login, name, hosts)
+        text = str(raised.orig)
+        assert raised.orig.args[0] == code
         assert "no database host of 2 accepted the login" in text
         assert says in text
         assert all(f"{h}:" in text for h in hosts)
-        assert not dberrors.is_transient(raised.value)
+        assert not dberrors.is_transient(raised)
 
 
 def test_a_host_lost_while_asked_whether_it_serves_is_passed_over(mysql_url, monkeypatch):
