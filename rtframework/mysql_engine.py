@@ -18,6 +18,7 @@ was cut.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 
 import sqlalchemy as sa
@@ -89,9 +90,16 @@ def create(parsed: sa.URL, kwargs: dict, wsrep_sync_wait: int) -> sa.Engine:
         # usual: drop the connection (and the pool's older ones) so that a
         # retry connects anew, to the first serving node when the URL
         # names several.
+        # A refused login and no host reachable are reported at once,
+        # never retried, whatever the hosts' answers quoted in the message
+        # ("Connection was killed" reads as a disconnect to SQLAlchemy).
         exc = context.original_exception
-        if isinstance(exc, engine.dialect.loaded_dbapi.Error) and exc.args[:1] == (NOT_READY,):
+        if not isinstance(exc, engine.dialect.loaded_dbapi.Error):
+            return
+        if exc.args[:1] == (NOT_READY,):
             context.is_disconnect = True
+        elif exc.args[:1] and exc.args[0] in _AT_ONCE:
+            context.is_disconnect = False
 
     if len(hosts) > 1:
         _connect_to_first_serving(engine, hosts)
@@ -124,10 +132,13 @@ def _serving(dbapi_conn) -> bool:
     return row is not None and str(row[1]).upper() == "ON"
 
 
-# Refusals from a server that answered the connect: a login or database
-# the server does not know. Every node of a cluster shares its users and
-# databases, so they are the operator's to fix, not an outage.
+# Refusals from a server that answered the connect: a login it refuses
+# (1045), a database the user may not use (1044) or that does not exist
+# (1049). Every node of a cluster shares its users, grants and databases,
+# so they are the operator's to fix, not an outage.
 REFUSED = frozenset({1044, 1045, 1049})
+# 2003: no host could be reached.
+_AT_ONCE = REFUSED | {2003}
 
 
 def _connect_to_first_serving(engine: sa.Engine, hosts: list[tuple[str, int]]) -> None:
@@ -148,10 +159,14 @@ def _connect_to_first_serving(engine: sa.Engine, hosts: list[tuple[str, int]]) -
                 serving = _serving(conn)
             except dialect.loaded_dbapi.Error as exc:
                 # Lost while asking (the node went down): the next one.
-                _close_quietly(conn)
+                with contextlib.suppress(dialect.loaded_dbapi.Error):
+                    conn.close()  # the driver may have closed it already
                 failures.append(f"{host}:{port}: {exc}")
                 continue
             if serving:
+                if failures:
+                    LOG.info("database host %s:%s serves; passed over: %s", host, port,
+                             "; ".join(failures))
                 return conn
             answered = True
             conn.close()
@@ -161,16 +176,11 @@ def _connect_to_first_serving(engine: sa.Engine, hosts: list[tuple[str, int]]) -
         # its [placement] conflict_retries (a few seconds). A node refused
         # the login or the database: that error, reported at once, as one
         # host would report it. None answered: cannot connect, at once.
-        code = NOT_READY if answered else refused or 2003
-        what = {NOT_READY: "served", 2003: "answered"}.get(code, "accepted the login")
+        code = NOT_READY if answered else (refused or 2003)
+        what = {NOT_READY: "served", 2003: "answered"}.get(code,
+                                                           "accepted the login and database")
         LOG.log(logging.DEBUG if code == NOT_READY else logging.WARNING,
                 "no database host %s: %s", what, "; ".join(failures))
         raise dialect.loaded_dbapi.OperationalError(
             code, f"no database host of {len(hosts)} {what}: {'; '.join(failures)}")
 
-
-def _close_quietly(conn) -> None:
-    try:
-        conn.close()
-    except Exception:  # noqa: BLE001 - already broken; nothing left to release
-        LOG.debug("closing a broken connection failed", exc_info=True)

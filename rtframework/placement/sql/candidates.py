@@ -143,11 +143,12 @@ def _serves_every_class(resources: tuple[tuple[str, int], ...]) -> sa.ColumnElem
     class, summed, so the planners read it as one comparison.
 
     It says what ``count(DISTINCT resource_class) >= n`` says without the
-    per-group sort that DISTINCT makes PostgreSQL do: 7,000 full trees
-    passed in root order cost 7,000 small sorts. One comparison of a sum
-    keeps the estimate of the groups that pass that ``>=`` gave; flags
-    compared one by one read as almost none passing, and PostgreSQL then
-    sorted the whole cloud even for limit 10."""
+    sort per group that DISTINCT costs on PostgreSQL (15): a limited
+    search that passes thousands of full trees sorted each one's rows. One
+    comparison of a sum keeps the estimate of the groups that pass that
+    the count gave; flags compared one by one make PostgreSQL expect
+    almost none to pass, and plan a sort of every root even for limit
+    10."""
     rc = m.inventories.c.resource_class
     flags = [sa.func.max(sa.case((rc == name, 1), else_=0)) for name, _amount in resources]
     return functools.reduce(operator.add, flags) >= len(flags)

@@ -24,7 +24,8 @@ _PG_RACE = {"40001", "40P01"}
 # mysql_engine takes 1047 for one, which a ping does not see), with the
 # first serving host when the URL names several.
 # A refused connection is not here: an unreachable database is reported at
-# once, not after every retry.
+# once, not after every retry; so is a login or database the server refuses
+# (1044, 1045, 1049; see mysql_engine).
 _MYSQL_GONE = {mysql_engine.NOT_READY, 2006, 2013, 1927, 4031}
 _PG_GONE = {"57P01", "57P02", "57P03"}
 

@@ -114,20 +114,24 @@ def test_a_login_or_database_the_hosts_refuse_is_reported_as_that_refusal(mysql_
             ("root:", "rtf_no_such_database", ("127.0.0.1:3306", "127.0.0.1:3306"), 1049,
              "Unknown database")):
         raised = _connect_error(login, name, hosts)
-        text = str(raised.orig)
-        assert raised.orig.args[0] == code
-        assert "no database host of 2 accepted the login" in text
+        code_found, text = raised.orig.args
+        assert code_found == code
+        assert "no database host of 2 accepted the login and database" in text
         assert says in text
-        assert all(f"{h}:" in text for h in hosts)
+        # Each host tried, named with its own answer.
+        assert all(text.count(f"{h}: (") == hosts.count(h) for h in hosts)
         assert not dberrors.is_transient(raised)
 
 
 def test_a_host_lost_while_asked_whether_it_serves_is_passed_over(mysql_url, monkeypatch):
     """The first node goes down between the connect and the wsrep check:
-    its connection is closed and the next host serves."""
+    its connection is closed and the next host serves; with no next host
+    serving, the connect fails at once (not retried as a lost connection,
+    whatever the lost host's error says)."""
     import pymysql
 
     from rtframework import mysql_engine
+    from rtframework.placement.sql import dberrors
 
     database = mysql_url.rsplit("/", 1)[1].split("?")[0]
     asked = []
@@ -135,8 +139,7 @@ def test_a_host_lost_while_asked_whether_it_serves_is_passed_over(mysql_url, mon
     def serving(conn):
         asked.append(conn)
         if len(asked) == 1:
-            conn.close()  # as a node going down leaves it
-            raise pymysql.err.OperationalError(2013, "Lost connection to server during query")
+            raise pymysql.err.OperationalError(1927, "Connection was killed")
         return True
 
     monkeypatch.setattr(mysql_engine, "_serving", serving)
@@ -149,6 +152,36 @@ def test_a_host_lost_while_asked_whether_it_serves_is_passed_over(mysql_url, mon
         engine.dispose()
     assert len(asked) == 2
     assert not asked[0].open
+
+    asked.clear()
+    raised = _connect_error("root:", database, ("127.0.0.1:3306", "127.0.0.1:1"))
+    assert raised.orig.args[0] == 2003
+    assert "127.0.0.1:3306: (1927, 'Connection was killed')" in raised.orig.args[1]
+    assert not dberrors.is_transient(raised)
+    assert len(asked) == 1 and not asked[0].open
+
+
+def test_a_host_not_ready_outranks_one_refusing_the_login(mysql_url, monkeypatch):
+    """One node refuses the login while another answers but is not ready (a
+    cluster regaining quorum, a node still setting up): not ready, retried."""
+    import pymysql
+
+    from rtframework import mysql_engine
+
+    real = pymysql.connect
+
+    def connect(*args, **kwargs):
+        if kwargs["port"] == 1:
+            raise pymysql.err.OperationalError(1045, "Access denied for user 'root'")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(pymysql, "connect", connect)
+    monkeypatch.setattr(mysql_engine, "_serving", lambda _conn: False)
+    database = mysql_url.rsplit("/", 1)[1].split("?")[0]
+    raised = _connect_error("root:", database, ("127.0.0.1:1", "127.0.0.1:3306"))
+    assert raised.orig.args[0] == 1047
+    assert "no database host of 2 served" in str(raised.orig)
+    assert "127.0.0.1:1: (1045," in str(raised.orig)
 
 
 def test_a_host_with_a_port_that_is_not_a_number_is_named():
