@@ -145,7 +145,7 @@ def _connect_to_first_serving(engine: sa.Engine, hosts: list[tuple[str, int]]) -
     @sa.event.listens_for(engine, "do_connect")
     def _first_serving(dialect, _record, cargs, cparams):
         cparams.setdefault("connect_timeout", FAILOVER_CONNECT_TIMEOUT)
-        failures, answered, refused = [], False, None
+        failures, answered, refused, lost = [], False, None, False
         for host, port in hosts:
             try:
                 conn = dialect.loaded_dbapi.connect(*cargs, **{**cparams, "host": host,
@@ -160,8 +160,9 @@ def _connect_to_first_serving(engine: sa.Engine, hosts: list[tuple[str, int]]) -
             except dialect.loaded_dbapi.Error as exc:
                 # Lost while asking (the node went down): the next one.
                 with contextlib.suppress(dialect.loaded_dbapi.Error):
-                    conn.close()  # the driver may have closed it already
+                    conn.close()  # it may have been closed already
                 failures.append(f"{host}:{port}: {exc}")
+                lost = True
                 continue
             if serving:
                 if failures:
@@ -175,10 +176,15 @@ def _connect_to_first_serving(engine: sa.Engine, hosts: list[tuple[str, int]]) -
         # a moment): not ready, which the placement backend retries within
         # its [placement] conflict_retries (a few seconds). A node refused
         # the login or the database: that error, reported at once, as one
-        # host would report it. None answered: cannot connect, at once.
+        # host would report it. None answered (or those that did were lost
+        # before the check): cannot connect, at once.
         code = NOT_READY if answered else (refused or 2003)
-        what = {NOT_READY: "served", 2003: "answered"}.get(code,
-                                                           "accepted the login and database")
+        if code == NOT_READY:
+            what = "served"
+        elif lost:
+            what = "could be used"
+        else:
+            what = "answered" if code == 2003 else "accepted the login and database"
         LOG.log(logging.DEBUG if code == NOT_READY else logging.WARNING,
                 "no database host %s: %s", what, "; ".join(failures))
         raise dialect.loaded_dbapi.OperationalError(

@@ -146,9 +146,9 @@ def _serves_every_class(resources: tuple[tuple[str, int], ...]) -> sa.ColumnElem
     sort per group that DISTINCT costs on PostgreSQL (15): a limited
     search that passes thousands of full trees sorted each one's rows. One
     comparison of a sum keeps the estimate of the groups that pass that
-    the count gave; flags compared one by one make PostgreSQL expect
-    almost none to pass, and plan a sort of every root even for limit
-    10."""
+    the count gave; each flag compared with 1 on its own makes
+    PostgreSQL guess almost none pass (a default selectivity per
+    equality), and plan a sort of every root even for limit 10."""
     rc = m.inventories.c.resource_class
     flags = [sa.func.max(sa.case((rc == name, 1), else_=0)) for name, _amount in resources]
     return functools.reduce(operator.add, flags) >= len(flags)

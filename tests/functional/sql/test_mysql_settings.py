@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+
 import pytest
 import sqlalchemy as sa
 
@@ -123,11 +125,14 @@ def test_a_login_or_database_the_hosts_refuse_is_reported_as_that_refusal(mysql_
         assert not dberrors.is_transient(raised)
 
 
-def test_a_host_lost_while_asked_whether_it_serves_is_passed_over(mysql_url, monkeypatch):
+def test_a_host_lost_while_asked_whether_it_serves_is_passed_over(
+        mysql_url, monkeypatch, caplog):
     """The first node goes down between the connect and the wsrep check:
-    its connection is closed and the next host serves; with no next host
-    serving, the connect fails at once (not retried as a lost connection,
-    whatever the lost host's error says)."""
+    its connection is closed and the next host serves (the log says which
+    was passed over); with no next host serving, the connect fails at
+    once, not retried as a lost connection whatever the lost host's error
+    says: 2003 when the others are unreachable, the refusal when one
+    refuses the login."""
     import pymysql
 
     from rtframework import mysql_engine
@@ -146,19 +151,32 @@ def test_a_host_lost_while_asked_whether_it_serves_is_passed_over(mysql_url, mon
     engine = db.create_engine(
         f"mysql+pymysql://root:@/{database}?host=127.0.0.1:3306&host=127.0.0.1:3306")
     try:
-        with engine.connect() as conn:
+        with caplog.at_level(logging.INFO, logger="rtframework.mysql_engine"), \
+                engine.connect() as conn:
             assert conn.execute(sa.text("SELECT 1")).scalar() == 1
     finally:
         engine.dispose()
     assert len(asked) == 2
     assert not asked[0].open
+    assert ("database host 127.0.0.1:3306 serves; passed over: 127.0.0.1:3306: (1927, "
+            "'Connection was killed')") in caplog.messages
 
-    asked.clear()
-    raised = _connect_error("root:", database, ("127.0.0.1:3306", "127.0.0.1:1"))
-    assert raised.orig.args[0] == 2003
-    assert "127.0.0.1:3306: (1927, 'Connection was killed')" in raised.orig.args[1]
-    assert not dberrors.is_transient(raised)
-    assert len(asked) == 1 and not asked[0].open
+    real = pymysql.connect
+
+    def connect(*args, **kwargs):
+        if kwargs["port"] == 2:
+            raise pymysql.err.OperationalError(1045, "Access denied for user 'root'")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(pymysql, "connect", connect)
+    for other, code in (("127.0.0.1:1", 2003), ("127.0.0.1:2", 1045)):
+        asked.clear()
+        raised = _connect_error("root:", database, ("127.0.0.1:3306", other))
+        assert raised.orig.args[0] == code
+        assert raised.orig.args[1].startswith("no database host of 2 could be used: "
+                                              "127.0.0.1:3306: (1927, 'Connection was killed')")
+        assert not dberrors.is_transient(raised)
+        assert len(asked) == 1 and not asked[0].open
 
 
 def test_a_host_not_ready_outranks_one_refusing_the_login(mysql_url, monkeypatch):
@@ -167,6 +185,7 @@ def test_a_host_not_ready_outranks_one_refusing_the_login(mysql_url, monkeypatch
     import pymysql
 
     from rtframework import mysql_engine
+    from rtframework.placement.sql import dberrors
 
     real = pymysql.connect
 
@@ -180,8 +199,9 @@ def test_a_host_not_ready_outranks_one_refusing_the_login(mysql_url, monkeypatch
     database = mysql_url.rsplit("/", 1)[1].split("?")[0]
     raised = _connect_error("root:", database, ("127.0.0.1:1", "127.0.0.1:3306"))
     assert raised.orig.args[0] == 1047
-    assert "no database host of 2 served" in str(raised.orig)
-    assert "127.0.0.1:1: (1045," in str(raised.orig)
+    assert "no database host of 2 served" in raised.orig.args[1]
+    assert "127.0.0.1:1: (1045," in raised.orig.args[1]
+    assert dberrors.is_transient(raised)
 
 
 def test_a_host_with_a_port_that_is_not_a_number_is_named():
