@@ -102,6 +102,20 @@ def _connect_error(login: str, database: str, hosts: tuple[str, ...]) -> sa.exc.
     return raised.value
 
 
+def _refuse_the_login_on_port(port: int, monkeypatch) -> None:
+    """Connects to ``port`` fail as a server refusing the login does."""
+    import pymysql
+
+    real = pymysql.connect
+
+    def connect(*args, **kwargs):
+        if kwargs["port"] == port:
+            raise pymysql.err.OperationalError(1045, "Access denied for user 'root'")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(pymysql, "connect", connect)
+
+
 def test_a_login_or_database_the_hosts_refuse_is_reported_as_that_refusal(mysql_url):
     """A mistyped password or database name is the same on every node: the
     error says so with the server's code (not "no host answered", not a
@@ -161,14 +175,7 @@ def test_a_host_lost_while_asked_whether_it_serves_is_passed_over(
     assert ("database host 127.0.0.1:3306 serves; passed over: 127.0.0.1:3306: (1927, "
             "'Connection was killed')") in caplog.messages
 
-    real = pymysql.connect
-
-    def connect(*args, **kwargs):
-        if kwargs["port"] == 2:
-            raise pymysql.err.OperationalError(1045, "Access denied for user 'root'")
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(pymysql, "connect", connect)
+    _refuse_the_login_on_port(2, monkeypatch)
     for other, code in (("127.0.0.1:1", 2003), ("127.0.0.1:2", 1045)):
         asked.clear()
         raised = _connect_error("root:", database, ("127.0.0.1:3306", other))
@@ -182,19 +189,10 @@ def test_a_host_lost_while_asked_whether_it_serves_is_passed_over(
 def test_a_host_not_ready_outranks_one_refusing_the_login(mysql_url, monkeypatch):
     """One node refuses the login while another answers but is not ready (a
     cluster regaining quorum, a node still setting up): not ready, retried."""
-    import pymysql
-
     from rtframework import mysql_engine
     from rtframework.placement.sql import dberrors
 
-    real = pymysql.connect
-
-    def connect(*args, **kwargs):
-        if kwargs["port"] == 1:
-            raise pymysql.err.OperationalError(1045, "Access denied for user 'root'")
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(pymysql, "connect", connect)
+    _refuse_the_login_on_port(1, monkeypatch)
     monkeypatch.setattr(mysql_engine, "_serving", lambda _conn: False)
     database = mysql_url.rsplit("/", 1)[1].split("?")[0]
     raised = _connect_error("root:", database, ("127.0.0.1:1", "127.0.0.1:3306"))
