@@ -96,9 +96,10 @@ def create(parsed: sa.URL, kwargs: dict, wsrep_sync_wait: int) -> sa.Engine:
         exc = context.original_exception
         if not isinstance(exc, engine.dialect.loaded_dbapi.Error):
             return
-        if exc.args[:1] == (NOT_READY,):
+        code = error_code(exc)
+        if code == NOT_READY:
             context.is_disconnect = True
-        elif exc.args[:1] and exc.args[0] in _AT_ONCE:
+        elif code in _AT_ONCE:
             context.is_disconnect = False
 
     if len(hosts) > 1:
@@ -111,6 +112,12 @@ NOT_READY = 1047
 
 
 GROUP_CONCAT_MAX_LEN = 1 << 24
+
+
+def error_code(exc: BaseException) -> int | None:
+    """The server's error number of a MySQL/MariaDB driver error."""
+    args = getattr(exc, "args", ())
+    return args[0] if args and isinstance(args[0], int) else None
 
 
 def _wsrep_on(cursor) -> bool:
@@ -152,7 +159,7 @@ def _connect_to_first_serving(engine: sa.Engine, hosts: list[tuple[str, int]]) -
                                                                "port": port})
             except dialect.loaded_dbapi.Error as exc:
                 failures.append(f"{host}:{port}: {exc}")
-                if refused is None and exc.args[:1] and exc.args[0] in REFUSED:
+                if refused is None and error_code(exc) in REFUSED:
                     refused = exc.args[0]
                 continue
             try:
@@ -189,4 +196,3 @@ def _connect_to_first_serving(engine: sa.Engine, hosts: list[tuple[str, int]]) -
                 "no database host %s: %s", what, "; ".join(failures))
         raise dialect.loaded_dbapi.OperationalError(
             code, f"no database host of {len(hosts)} {what}: {'; '.join(failures)}")
-

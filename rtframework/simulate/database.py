@@ -52,7 +52,7 @@ def ensure_database(url: str) -> bool:
 def _is_missing(backend: str, name: str | None, error: BaseException) -> bool:
     if backend == "postgresql":
         return f'database "{name}" does not exist' in str(error)
-    return bool(error.args) and error.args[0] in _MYSQL_MISSING
+    return mysql_engine.error_code(error) in _MYSQL_MISSING
 
 
 def _create(parsed: sa.engine.URL, backend: str) -> None:

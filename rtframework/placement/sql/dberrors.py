@@ -30,17 +30,12 @@ _MYSQL_GONE = {mysql_engine.NOT_READY, 2006, 2013, 1927, 4031}
 _PG_GONE = {"57P01", "57P02", "57P03"}
 
 
-def _mysql_code(orig: BaseException) -> int | None:
-    args = getattr(orig, "args", ())
-    return args[0] if args and isinstance(args[0], int) else None
-
-
 def is_lost_race(exc: BaseException) -> bool:
     """A lost lock race the database resolved by aborting us."""
     if not isinstance(exc, sa.exc.DBAPIError):
         return False
     orig = exc.orig
-    if getattr(orig, "pgcode", None) in _PG_RACE or _mysql_code(orig) in _MYSQL_RACE:
+    if getattr(orig, "pgcode", None) in _PG_RACE or mysql_engine.error_code(orig) in _MYSQL_RACE:
         return True
     # SQLite: the busy timeout ran out while another writer held the lock.
     return "database is locked" in str(orig)
@@ -53,7 +48,7 @@ def is_connection_lost(exc: BaseException) -> bool:
     if exc.connection_invalidated:
         return True
     orig = exc.orig
-    return getattr(orig, "pgcode", None) in _PG_GONE or _mysql_code(orig) in _MYSQL_GONE
+    return getattr(orig, "pgcode", None) in _PG_GONE or mysql_engine.error_code(orig) in _MYSQL_GONE
 
 
 def is_transient(exc: BaseException) -> bool:

@@ -19,6 +19,12 @@ def mysql_url(database_url, db_engine_name):
     return database_url
 
 
+@pytest.fixture
+def mysql_database(mysql_url):
+    """The name of the test's MySQL/MariaDB database."""
+    return mysql_url.rsplit("/", 1)[1].split("?")[0]
+
+
 @pytest.mark.parametrize("dialect", ["mysql+pymysql", "mariadb+pymysql"])
 def test_sessions_are_read_committed_strict_and_binary(mysql_url, dialect):
     url = dialect + mysql_url[mysql_url.index("://"):]
@@ -58,10 +64,9 @@ def test_names_differing_in_case_are_different_on_a_case_insensitive_database(
         backend.close()
 
 
-def test_a_url_naming_several_hosts_uses_the_first_that_answers(mysql_url):
+def test_a_url_naming_several_hosts_uses_the_first_that_answers(mysql_database):
     # Port 1 on 127.0.0.1: nothing listens there (a node that is down).
-    database = mysql_url.rsplit("/", 1)[1].split("?")[0]
-    url = f"mysql+pymysql://root:@/{database}?host=127.0.0.1:1&host=127.0.0.1:3306"
+    url = f"mysql+pymysql://root:@/{mysql_database}?host=127.0.0.1:1&host=127.0.0.1:3306"
     engine = db.create_engine(url)
     try:
         with engine.connect() as conn:
@@ -71,20 +76,19 @@ def test_a_url_naming_several_hosts_uses_the_first_that_answers(mysql_url):
 
 
 def test_hosts_that_answer_but_do_not_serve_are_waited_for_none_answering_is_not(
-        mysql_url, monkeypatch):
+        mysql_database, monkeypatch):
     """A cluster out of quorum for a moment: nodes answer, none serves.
     That is "not ready" (1047), which the placement backend retries; no
     node answering is reported at once (2003)."""
     from rtframework import mysql_engine
     from rtframework.placement.sql import dberrors
 
-    database = mysql_url.rsplit("/", 1)[1].split("?")[0]
     for hosts, serving, code, says in (
             (("127.0.0.1:3306", "127.0.0.1:3306"), False, 1047, "of 2 served"),
             (("127.0.0.1:1", "127.0.0.1:3306"), False, 1047, "of 2 served"),
             (("127.0.0.1:1", "127.0.0.1:2"), True, 2003, "of 2 answered")):
         monkeypatch.setattr(mysql_engine, "_serving", lambda _conn, ok=serving: ok)
-        raised = _connect_error("root:", database, hosts)
+        raised = _connect_error("root:", mysql_database, hosts)
         assert raised.orig.args[0] == code
         assert f"no database host {says}" in str(raised.orig)
         assert dberrors.is_transient(raised) == (code == 1047)
@@ -116,17 +120,17 @@ def _refuse_the_login_on_port(port: int, monkeypatch) -> None:
     monkeypatch.setattr(pymysql, "connect", connect)
 
 
-def test_a_login_or_database_the_hosts_refuse_is_reported_as_that_refusal(mysql_url):
+def test_a_login_or_database_the_hosts_refuse_is_reported_as_that_refusal(mysql_database):
     """A mistyped password or database name is the same on every node: the
     error says so with the server's code (not "no host answered", not a
     wait for a cluster to become ready), naming each host."""
     from rtframework.placement.sql import dberrors
 
-    database = mysql_url.rsplit("/", 1)[1].split("?")[0]
     for login, name, hosts, code, says in (
-            ("root:wrong", database, ("127.0.0.1:3306", "127.0.0.1:3306"), 1045,
+            ("root:wrong", mysql_database, ("127.0.0.1:3306", "127.0.0.1:3306"), 1045,
              "Access denied"),
-            ("root:wrong", database, ("127.0.0.1:1", "127.0.0.1:3306"), 1045, "Access denied"),
+            ("root:wrong", mysql_database, ("127.0.0.1:1", "127.0.0.1:3306"), 1045,
+             "Access denied"),
             ("root:", "rtf_no_such_database", ("127.0.0.1:3306", "127.0.0.1:3306"), 1049,
              "Unknown database")):
         raised = _connect_error(login, name, hosts)
@@ -140,7 +144,7 @@ def test_a_login_or_database_the_hosts_refuse_is_reported_as_that_refusal(mysql_
 
 
 def test_a_host_lost_while_asked_whether_it_serves_is_passed_over(
-        mysql_url, monkeypatch, caplog):
+        mysql_database, monkeypatch, caplog):
     """The first node goes down between the connect and the wsrep check:
     its connection is closed and the next host serves (the log says which
     was passed over); with no next host serving, the connect fails at
@@ -152,7 +156,6 @@ def test_a_host_lost_while_asked_whether_it_serves_is_passed_over(
     from rtframework import mysql_engine
     from rtframework.placement.sql import dberrors
 
-    database = mysql_url.rsplit("/", 1)[1].split("?")[0]
     asked = []
 
     def serving(conn):
@@ -163,7 +166,7 @@ def test_a_host_lost_while_asked_whether_it_serves_is_passed_over(
 
     monkeypatch.setattr(mysql_engine, "_serving", serving)
     engine = db.create_engine(
-        f"mysql+pymysql://root:@/{database}?host=127.0.0.1:3306&host=127.0.0.1:3306")
+        f"mysql+pymysql://root:@/{mysql_database}?host=127.0.0.1:3306&host=127.0.0.1:3306")
     try:
         with caplog.at_level(logging.INFO, logger="rtframework.mysql_engine"), \
                 engine.connect() as conn:
@@ -178,7 +181,7 @@ def test_a_host_lost_while_asked_whether_it_serves_is_passed_over(
     _refuse_the_login_on_port(2, monkeypatch)
     for other, code in (("127.0.0.1:1", 2003), ("127.0.0.1:2", 1045)):
         asked.clear()
-        raised = _connect_error("root:", database, ("127.0.0.1:3306", other))
+        raised = _connect_error("root:", mysql_database, ("127.0.0.1:3306", other))
         assert raised.orig.args[0] == code
         assert raised.orig.args[1].startswith("no database host of 2 could be used: "
                                               "127.0.0.1:3306: (1927, 'Connection was killed')")
@@ -186,7 +189,7 @@ def test_a_host_lost_while_asked_whether_it_serves_is_passed_over(
         assert len(asked) == 1 and not asked[0].open
 
 
-def test_a_host_not_ready_outranks_one_refusing_the_login(mysql_url, monkeypatch):
+def test_a_host_not_ready_outranks_one_refusing_the_login(mysql_database, monkeypatch):
     """One node refuses the login while another answers but is not ready (a
     cluster regaining quorum, a node still setting up): not ready, retried."""
     from rtframework import mysql_engine
@@ -194,8 +197,7 @@ def test_a_host_not_ready_outranks_one_refusing_the_login(mysql_url, monkeypatch
 
     _refuse_the_login_on_port(1, monkeypatch)
     monkeypatch.setattr(mysql_engine, "_serving", lambda _conn: False)
-    database = mysql_url.rsplit("/", 1)[1].split("?")[0]
-    raised = _connect_error("root:", database, ("127.0.0.1:1", "127.0.0.1:3306"))
+    raised = _connect_error("root:", mysql_database, ("127.0.0.1:1", "127.0.0.1:3306"))
     assert raised.orig.args[0] == 1047
     assert "no database host of 2 served" in raised.orig.args[1]
     assert "127.0.0.1:1: (1045," in raised.orig.args[1]
