@@ -309,7 +309,7 @@ def find(conn: sa.Connection, query: t.CandidateQuery) -> t.AllocationCandidates
                 if query.limit is not None and len(requests) >= query.limit:
                     break
             if found:
-                summaries.update(trees.summaries(root))
+                trees.add_summaries(root, summaries)
             if query.limit is not None and len(requests) >= query.limit:
                 break
         if batch is None:
@@ -456,8 +456,13 @@ class _Trees:
     def summaries(self, root: int) -> dict[str, t.ProviderSummary]:
         """Provider summaries of one tree: every class of every provider,
         capacity and usage."""
+        found: dict[str, t.ProviderSummary] = {}
+        self.add_summaries(root, found)
+        return found
+
+    def add_summaries(self, root: int, into: dict[str, t.ProviderSummary]) -> None:
+        """:meth:`summaries` of one tree, added to ``into``."""
         shared = self._summaries
-        found = {}
         for node in self.by_root[root]:
             resources = {}
             for rc, held in node.resources.items():
@@ -466,6 +471,5 @@ class _Trees:
                 if summary is None:
                     summary = shared[key] = t.ResourceSummary(int(held[0]), held[1])
                 resources[rc] = summary
-            found[node.uuid] = t.ProviderSummary(node.uuid, node.root_uuid, node.parent_uuid,
-                                                 resources, node.traits)
-        return found
+            into[node.uuid] = t.ProviderSummary(node.uuid, node.root_uuid, node.parent_uuid,
+                                                resources, node.traits)

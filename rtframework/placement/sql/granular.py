@@ -140,16 +140,20 @@ def find(conn: sa.Connection, query: t.CandidateQuery, trees_cls: Any) -> t.Allo
         if found:
             requests.extend(found)
             # The whole tree, and the sharing providers its candidates use.
-            summaries.update(held.summaries(root))
-            used = {p for r in found for p in itertools.chain(
-                r.allocations, *r.mappings.values())}
-            for node in search.pool:
-                if node.uuid in used and node.uuid not in summaries:
+            held.add_summaries(root, summaries)
+            for node in search.near:
+                if node.uuid not in summaries and _names(found, node.uuid):
                     summaries[node.uuid] = sharers.summaries(node.root_id)[node.uuid]
         if query.limit is not None and len(requests) >= query.limit:
             break
     return t.AllocationCandidates(allocation_requests=tuple(requests),
                                   provider_summaries=summaries)
+
+
+def _names(requests: list[t.AllocationRequest], uuid: str) -> bool:
+    """Some request allocates from or maps a group to provider ``uuid``."""
+    return any(uuid in r.allocations or any(uuid in providers for providers in r.mappings.values())
+               for r in requests)
 
 
 def _in_root_order(conn: sa.Connection, trees_cls: Any, query: t.CandidateQuery,
@@ -201,12 +205,20 @@ class _TreeSearch:
         self.tree_roots = tree_roots
         self.top = next(n for n in tree if n.id == root)
         self.mine = {n.uuid for n in tree}
-        self.by_uuid = {n.uuid: n for n in tree}
         aggregates = frozenset().union(*(n.aggregates for n in tree))
         near = {at: node for agg in aggregates for at, node in shared.get(agg, ())
                 if node.uuid not in self.mine}
-        self.pool = tree + [near[at] for at in sorted(near)]
-        self.pool_by_uuid = {n.uuid: n for n in self.pool}
+        # The sharing providers of other trees it may use, in their order.
+        self.near = [near[at] for at in sorted(near)]
+        self.pool = tree + self.near
+
+    @functools.cached_property
+    def by_uuid(self) -> dict[str, Any]:
+        return {n.uuid: n for n in self.tree}
+
+    @functools.cached_property
+    def pool_by_uuid(self) -> dict[str, Any]:
+        return {n.uuid: n for n in self.pool}
 
     def _covered(self, node, group: t.RequestGroup, suffix: str) -> bool:
         """Traits, aggregates and tree of ``group`` allow ``node``."""
@@ -235,17 +247,17 @@ class _TreeSearch:
 
     @staticmethod
     def _fits(node, rc: str, amount: int) -> bool:
-        found = node.resources.get(rc)
-        if found is None:
-            return False
-        capacity, used, min_unit, max_unit, step_size = found
-        return validation.fits(amount, capacity, used, min_unit, max_unit, step_size)
+        found = node.resources.get(rc)  # capacity, used, min_unit, max_unit, step_size
+        return found is not None and validation.fits(amount, *found)
 
     def _options(self, suffix: str, group: t.RequestGroup) -> list[list[Any]]:
         """Per slot of the group, the providers that may fill it: one slot
         per class for the unnumbered group, one slot for a numbered one."""
-        pool = [n for n in self.pool
-                if self._in_tree(n, suffix) and self._covered(n, group, suffix)]
+        pool = self.pool
+        if (self.tree_roots[suffix] is not None or group.forbidden_traits
+                or group.forbidden_aggregates or group.member_of):
+            pool = [n for n in pool
+                    if self._in_tree(n, suffix) and self._covered(n, group, suffix)]
         if suffix == UNNUMBERED:
             slots = [[n for n in pool if self._fits(n, rc, amount)]
                      for rc, amount in sorted(group.resources.items())]
