@@ -229,6 +229,31 @@ def test_in_tree_leaves_out_sharing_providers_of_other_trees(backend, shared_dis
         alloc((pool, {"DISK_GB": 10}))}
 
 
+def test_the_unnumbered_group_narrows_the_sharing_providers_too(backend, make_provider):
+    # Forbidden traits, forbidden aggregates and member_of apply to the
+    # sharing providers that serve the group as to the tree's own, each
+    # on its own (candidates on other trees left out: the search is not
+    # narrowed to this test's providers).
+    agg, other, banned, trait = new_uuid(), new_uuid(), new_uuid(), custom_trait(backend)
+    compute = make_provider({"VCPU": 8}, aggregates=[agg, other])
+    plain = make_provider({"DISK_GB": 100}, traits=[SHARES], aggregates=[agg])
+    marked = make_provider({"DISK_GB": 100}, traits=[SHARES, trait], aggregates=[agg])
+    in_banned = make_provider({"DISK_GB": 100}, traits=[SHARES], aggregates=[agg, banned])
+    elsewhere = make_provider({"DISK_GB": 100}, traits=[SHARES], aggregates=[other])
+
+    def disk(**narrowed) -> set[frozenset]:
+        return {c for c in found(backend, resources={"VCPU": 1, "DISK_GB": 10}, **narrowed)
+                if any(p == compute.uuid for p, _ in c)}
+
+    def from_pools(*pools) -> set[frozenset]:
+        return {alloc((compute, {"VCPU": 1}), (p, {"DISK_GB": 10})) for p in pools}
+
+    assert disk() == from_pools(plain, marked, in_banned, elsewhere)
+    assert disk(forbidden_traits=frozenset({trait})) == from_pools(plain, in_banned, elsewhere)
+    assert disk(forbidden_aggregates=frozenset({banned})) == from_pools(plain, marked, elsewhere)
+    assert disk(member_of=(frozenset({agg}),)) == from_pools(plain, marked, in_banned)
+
+
 def test_a_tree_and_the_pool_it_shares(backend, shared_disk):
     # How a host claims on its own node: the node's classes in its tree,
     # the disk as a numbered group from a sharing provider of its aggregate.

@@ -462,14 +462,18 @@ class _Trees:
 
     def add_summaries(self, root: int, into: dict[str, t.ProviderSummary]) -> None:
         """:meth:`summaries` of one tree, added to ``into``."""
-        shared = self._summaries
         for node in self.by_root[root]:
-            resources = {}
-            for rc, held in node.resources.items():
-                key = held[:2]  # capacity, used
-                summary = shared.get(key)
-                if summary is None:
-                    summary = shared[key] = t.ResourceSummary(int(held[0]), held[1])
-                resources[rc] = summary
-            into[node.uuid] = t.ProviderSummary(node.uuid, node.root_uuid, node.parent_uuid,
-                                                resources, node.traits)
+            into[node.uuid] = self.summary(node)
+
+    def summary(self, node: _Node) -> t.ProviderSummary:
+        """The summary of one provider: every class, capacity and usage."""
+        shared = self._summaries
+        resources = {}
+        for rc, held in node.resources.items():
+            key = held[:2]  # capacity, used
+            summary = shared.get(key)
+            if summary is None:
+                summary = shared[key] = t.ResourceSummary(int(held[0]), held[1])
+            resources[rc] = summary
+        return t.ProviderSummary(node.uuid, node.root_uuid, node.parent_uuid, resources,
+                                 node.traits)

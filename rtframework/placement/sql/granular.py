@@ -141,19 +141,17 @@ def find(conn: sa.Connection, query: t.CandidateQuery, trees_cls: Any) -> t.Allo
             requests.extend(found)
             # The whole tree, and the sharing providers its candidates use.
             held.add_summaries(root, summaries)
-            for node in search.near:
-                if node.uuid not in summaries and _names(found, node.uuid):
-                    summaries[node.uuid] = sharers.summaries(node.root_id)[node.uuid]
+            pending = [node for node in search.near if node.uuid not in summaries]
+            if pending:
+                used = {p for r in found for p in itertools.chain(
+                    r.allocations, *r.mappings.values())}
+                for node in pending:
+                    if node.uuid in used:
+                        summaries[node.uuid] = sharers.summary(node)
         if query.limit is not None and len(requests) >= query.limit:
             break
     return t.AllocationCandidates(allocation_requests=tuple(requests),
                                   provider_summaries=summaries)
-
-
-def _names(requests: list[t.AllocationRequest], uuid: str) -> bool:
-    """Some request allocates from or maps a group to provider ``uuid``."""
-    return any(uuid in r.allocations or any(uuid in providers for providers in r.mappings.values())
-               for r in requests)
 
 
 def _in_root_order(conn: sa.Connection, trees_cls: Any, query: t.CandidateQuery,
@@ -214,11 +212,21 @@ class _TreeSearch:
 
     @functools.cached_property
     def by_uuid(self) -> dict[str, Any]:
+        """The tree's providers by uuid (for same_subtree)."""
         return {n.uuid: n for n in self.tree}
 
     @functools.cached_property
     def pool_by_uuid(self) -> dict[str, Any]:
+        """The tree's providers and the sharing providers near it, by uuid
+        (for amounts that add up on one provider)."""
         return {n.uuid: n for n in self.pool}
+
+    def _filters(self, group: t.RequestGroup, suffix: str) -> bool:
+        """``group`` may rule out a provider of the pool: it names one of
+        the things :meth:`_in_tree` and :meth:`_covered` check (keep the
+        three in step)."""
+        return bool(self.tree_roots[suffix] is not None or group.forbidden_traits
+                    or group.forbidden_aggregates or group.member_of)
 
     def _covered(self, node, group: t.RequestGroup, suffix: str) -> bool:
         """Traits, aggregates and tree of ``group`` allow ``node``."""
@@ -254,8 +262,7 @@ class _TreeSearch:
         """Per slot of the group, the providers that may fill it: one slot
         per class for the unnumbered group, one slot for a numbered one."""
         pool = self.pool
-        if (self.tree_roots[suffix] is not None or group.forbidden_traits
-                or group.forbidden_aggregates or group.member_of):
+        if self._filters(group, suffix):
             pool = [n for n in pool
                     if self._in_tree(n, suffix) and self._covered(n, group, suffix)]
         if suffix == UNNUMBERED:
