@@ -232,18 +232,20 @@ def test_in_tree_leaves_out_sharing_providers_of_other_trees(backend, shared_dis
 def test_the_unnumbered_group_narrows_the_sharing_providers_too(backend, make_provider):
     # Forbidden traits, forbidden aggregates and member_of apply to the
     # sharing providers that serve the group as to the tree's own, each
-    # on its own (candidates on other trees left out: the search is not
-    # narrowed to this test's providers).
-    agg, other, banned, trait = new_uuid(), new_uuid(), new_uuid(), custom_trait(backend)
-    compute = make_provider({"VCPU": 8}, aggregates=[agg, other])
+    # one alone (in_tree: test_in_tree_leaves_out_sharing_providers_of_other_trees).
+    # The searches are narrowed by a trait on the compute node's root,
+    # which says nothing of the sharing providers.
+    agg, other, banned = new_uuid(), new_uuid(), new_uuid()
+    anchor, trait = custom_trait(backend), custom_trait(backend)
+    compute = make_provider({"VCPU": 8}, traits=[anchor], aggregates=[agg, other])
     plain = make_provider({"DISK_GB": 100}, traits=[SHARES], aggregates=[agg])
     marked = make_provider({"DISK_GB": 100}, traits=[SHARES, trait], aggregates=[agg])
     in_banned = make_provider({"DISK_GB": 100}, traits=[SHARES], aggregates=[agg, banned])
     elsewhere = make_provider({"DISK_GB": 100}, traits=[SHARES], aggregates=[other])
 
     def disk(**narrowed) -> set[frozenset]:
-        return {c for c in found(backend, resources={"VCPU": 1, "DISK_GB": 10}, **narrowed)
-                if any(p == compute.uuid for p, _ in c)}
+        return found(backend, resources={"VCPU": 1, "DISK_GB": 10},
+                     root_required=frozenset({anchor}), **narrowed)
 
     def from_pools(*pools) -> set[frozenset]:
         return {alloc((compute, {"VCPU": 1}), (p, {"DISK_GB": 10})) for p in pools}

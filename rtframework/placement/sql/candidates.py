@@ -453,15 +453,9 @@ class _Trees:
                 allocations.setdefault(node.uuid, {})[rc] = amount
             yield allocations
 
-    def summaries(self, root: int) -> dict[str, t.ProviderSummary]:
-        """Provider summaries of one tree: every class of every provider,
-        capacity and usage."""
-        found: dict[str, t.ProviderSummary] = {}
-        self.add_summaries(root, found)
-        return found
-
     def add_summaries(self, root: int, into: dict[str, t.ProviderSummary]) -> None:
-        """:meth:`summaries` of one tree, added to ``into``."""
+        """The summaries of ``root``'s tree (:meth:`summary` of each
+        provider), added to ``into``."""
         for node in self.by_root[root]:
             into[node.uuid] = self.summary(node)
 

@@ -141,6 +141,8 @@ def find(conn: sa.Connection, query: t.CandidateQuery, trees_cls: Any) -> t.Allo
             requests.extend(found)
             # The whole tree, and the sharing providers its candidates use.
             held.add_summaries(root, summaries)
+            # (A sharing provider near the tree that serves nothing asked
+            # stays pending for every tree: then the set is built each time.)
             pending = [node for node in search.near if node.uuid not in summaries]
             if pending:
                 used = {p for r in found for p in itertools.chain(
@@ -221,7 +223,7 @@ class _TreeSearch:
         (for amounts that add up on one provider)."""
         return {n.uuid: n for n in self.pool}
 
-    def _filters(self, group: t.RequestGroup, suffix: str) -> bool:
+    def _narrows(self, group: t.RequestGroup, suffix: str) -> bool:
         """``group`` may rule out a provider of the pool: it names one of
         the things :meth:`_in_tree` and :meth:`_covered` check (keep the
         three in step)."""
@@ -262,7 +264,7 @@ class _TreeSearch:
         """Per slot of the group, the providers that may fill it: one slot
         per class for the unnumbered group, one slot for a numbered one."""
         pool = self.pool
-        if self._filters(group, suffix):
+        if self._narrows(group, suffix):
             pool = [n for n in pool
                     if self._in_tree(n, suffix) and self._covered(n, group, suffix)]
         if suffix == UNNUMBERED:

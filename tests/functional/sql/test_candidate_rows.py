@@ -80,7 +80,8 @@ def test_the_rows_of_a_provider_need_not_be_adjacent():
         (3, "orphan-3", 9, 1, "DISK_GB", 10, 0, 1, 10, 1, 1.0, 0, "B,A"),
     ]
     trees = candidates._Trees.from_rows(rows)
-    summaries = trees.summaries(1)
+    summaries: dict = {}
+    trees.add_summaries(1, summaries)
     assert sorted(summaries) == ["child-2", "orphan-3", "root-1"]
     root = summaries["root-1"]
     assert {rc: (s.capacity, s.used) for rc, s in root.resources.items()} == {
