@@ -159,8 +159,9 @@ def _connect_to_first_serving(engine: sa.Engine, hosts: list[tuple[str, int]]) -
                                                                "port": port})
             except dialect.loaded_dbapi.Error as exc:
                 failures.append(f"{host}:{port}: {exc}")
-                if refused is None and error_code(exc) in REFUSED:
-                    refused = exc.args[0]
+                number = error_code(exc)
+                if refused is None and number in REFUSED:
+                    refused = number
                 continue
             try:
                 serving = _serving(conn)
