@@ -13,7 +13,6 @@ import datetime
 import json
 import os
 import platform
-import subprocess
 import sys
 import tempfile
 import time
@@ -22,7 +21,7 @@ from collections.abc import Sequence
 
 from benchmarks import candidates, claims, claims_race, growth, machine, memory, periodic, scale
 from benchmarks import environment as env
-from benchmarks.results import Report
+from benchmarks.results import Report, checkout_commit, render
 from tests.fixtures.placement_server import PlacementServer
 
 # In this order: the Placement-free ones first (a smoke run starts
@@ -70,38 +69,6 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def _fmt(value: float) -> str:
-    if value == int(value) and abs(value) < 1e6:
-        return f"{int(value)}"
-    if abs(value) >= 100:
-        return f"{value:.0f}"
-    return f"{value:.1f}" if abs(value) >= 10 else f"{value:.2f}"
-
-
-def render(report: Report) -> str:
-    """The figures, one table per benchmark, then the verdicts."""
-    from prettytable import PrettyTable
-
-    parts = []
-    for bench in dict.fromkeys(f.bench for f in report.figures):
-        table = PrettyTable(["engine", "case", "value", "min-max", "unit", "detail"],
-                            align="l")
-        table.align["value"] = "r"
-        table.title = bench
-        for f in (f for f in report.figures if f.bench == bench):
-            rounds = "" if f.low is None else f"{_fmt(f.low)}-{_fmt(f.high)}"
-            table.add_row([f.engine, f.case, _fmt(f.value), rounds, f.unit, f.detail])
-        parts.append(table.get_string())
-    if report.verdicts:
-        table = PrettyTable(["benchmark", "engine", "target", "measured", "verdict"], align="l")
-        table.title = "targets"
-        for v in report.verdicts:
-            table.add_row([v.bench, v.engine, v.target, v.measured, v.label])
-        parts.append(table.get_string())
-    parts.extend(f"* {note}" for note in report.notes)
-    return "\n".join(parts)
-
-
 def run(args: argparse.Namespace) -> tuple[Report, str]:
     env.quiet_logs()
     with_placement = not args.no_placement and env.placement_available()
@@ -113,7 +80,7 @@ def run(args: argparse.Namespace) -> tuple[Report, str]:
     started = datetime.datetime.now(datetime.timezone.utc)
     # The code and the machine as the run begins: files edited during a
     # long run change neither what it measures nor what it started from.
-    at_start = {"commit": _commit(), "load_average": list(os.getloadavg())}
+    at_start = {"commit": checkout_commit(), "load_average": list(os.getloadavg())}
     report.figures.append(machine.work_unit("at start"))
     with tempfile.TemporaryDirectory(prefix="rtf-bench-", dir=args.work_dir) as work_dir:
         for engine in args.engines:
@@ -196,19 +163,6 @@ def _write_json(report: Report, args, started: datetime.datetime, at_start: dict
     with open(path, "w") as f:
         json.dump(document, f, indent=2)
     return path
-
-
-def _commit() -> str:
-    """The checkout's commit (with ``+dirty`` for local changes), or ''."""
-    here = os.path.dirname(os.path.abspath(__file__))
-    try:
-        head = subprocess.run(["git", "-C", here, "rev-parse", "HEAD"], capture_output=True,
-                              text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", here, "status", "--porcelain", "--untracked-files=no"],
-                               capture_output=True, text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return ""
-    return head + ("+dirty" if dirty else "")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 import statistics
+import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -83,3 +85,50 @@ def spread(samples: Sequence[float]) -> float:
     """(max - min) / median of the rounds: 0.1 means they lie within 10%."""
     middle = median(samples)
     return (max(samples) - min(samples)) / middle if middle else float("inf")
+
+
+def fmt(value: float) -> str:
+    """A figure as the tables print it: whole numbers whole, three digits
+    at most after the point."""
+    if value == int(value) and abs(value) < 1e6:
+        return f"{int(value)}"
+    if abs(value) >= 100:
+        return f"{value:.0f}"
+    return f"{value:.1f}" if abs(value) >= 10 else f"{value:.2f}"
+
+
+def render(report: Report) -> str:
+    """The figures, one table per benchmark, then the verdicts."""
+    from prettytable import PrettyTable
+
+    parts = []
+    for bench in dict.fromkeys(f.bench for f in report.figures):
+        table = PrettyTable(["engine", "case", "value", "min-max", "unit", "detail"],
+                            align="l")
+        table.align["value"] = "r"
+        table.title = bench
+        for f in (f for f in report.figures if f.bench == bench):
+            rounds = "" if f.low is None else f"{fmt(f.low)}-{fmt(f.high)}"
+            table.add_row([f.engine, f.case, fmt(f.value), rounds, f.unit, f.detail])
+        parts.append(table.get_string())
+    if report.verdicts:
+        table = PrettyTable(["benchmark", "engine", "target", "measured", "verdict"], align="l")
+        table.title = "targets"
+        for v in report.verdicts:
+            table.add_row([v.bench, v.engine, v.target, v.measured, v.label])
+        parts.append(table.get_string())
+    parts.extend(f"* {note}" for note in report.notes)
+    return "\n".join(parts)
+
+
+def checkout_commit() -> str:
+    """The checkout's commit (with ``+dirty`` for local changes), or ''."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    try:
+        head = subprocess.run(["git", "-C", here, "rev-parse", "HEAD"], capture_output=True,
+                              text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", here, "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return ""
+    return head + ("+dirty" if dirty else "")
