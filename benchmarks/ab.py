@@ -7,14 +7,15 @@ has moved by half within minutes). Here both commits search the same
 seeded database at the same time: each commit's sql backend lives in a
 worker process of its own (``benchmarks/ab_worker.py``, importing the
 commit's ``rtframework`` from a temporary git worktree), and the parent
-asks them in turn, a round of calls each, the order swapped every round;
-after a few rounds of every case both workers are replaced, so that what
-sets one process apart from another (its place on the cores, its hash
-seed, its database session) does not stay with one side. A round's ratio
-(head's median over base's) compares calls made seconds apart; the table
-gives the median ratio, its range over the rounds and how many rounds
-each side won. Both sides' answers are hashed (candidates and
-summaries) and must be the same.
+asks them in turn, call by call (a round is a few calls each, the side
+that goes first swapped every round). After a few rounds of every case
+both workers are replaced, so that what sets one process apart from
+another (its place on the cores, its hash seed, its database session)
+does not stay with one side. A round's ratio (head's median over base's)
+compares calls made milliseconds apart; the table gives the median ratio,
+its range over the rounds, how many rounds head won and a sign test of
+that count. Both sides' answers are hashed (candidates and summaries)
+and must be the same.
 
 Clouds: ``flat`` (the candidates benchmark's providers, limits 10 / 1000 /
 none, with and without the trait), ``worst`` (then the lowest-id 70% of
@@ -72,7 +73,7 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
                         help="providers per cloud (default: %(default)s)")
     parser.add_argument("--rounds", type=_positive, default=20,
                         help="rounds per case, each side once per round (default: %(default)s)")
-    parser.add_argument("--restart-every", type=_positive, default=5,
+    parser.add_argument("--restart-every", type=_positive, default=4,
                         help="rounds per pair of worker processes: new ones after that many "
                         "rounds of every case (default: %(default)s)")
     parser.add_argument("--calls", type=_positive, default=5,
@@ -177,12 +178,21 @@ class Worker:
 
 def measure(workers: dict[str, Worker], query: t.CandidateQuery, rounds: range,
             calls: int, samples: dict[str, list[dict]]) -> dict[str, str]:
-    """The case's ``rounds`` on both sides (samples appended), each round's
-    first side swapped from the one before; each side's digest first."""
+    """The case's ``rounds`` on both sides (samples appended): in a round
+    the sides take turns call by call, so that a burst of noise falls on
+    both; the side that goes first swaps every round. Each side's digest
+    first."""
     digests = {side: workers[side].ask(query, 1, digest=True)["digest"] for side in SIDES}
     for number in rounds:
-        for side in SIDES if number % 2 == 0 else SIDES[::-1]:
-            samples[side].append(workers[side].ask(query, calls))
+        taken = {side: {"wall_ms": [], "cpu_ms": []} for side in SIDES}
+        for _call in range(calls):
+            for side in SIDES if number % 2 == 0 else SIDES[::-1]:
+                reply = workers[side].ask(query, 1)
+                taken[side]["wall_ms"] += reply["wall_ms"]
+                taken[side]["cpu_ms"] += reply["cpu_ms"]
+                taken[side]["found"] = reply["found"]
+        for side in SIDES:
+            samples[side].append(taken[side])
     return digests
 
 
@@ -300,8 +310,9 @@ def run(args: argparse.Namespace) -> tuple[Report, str]:
     report, samples = Report(), {}
     report.notes.append(
         f"base {commits['base'][:10]}, head {commits['head'][:10]}: {args.providers} providers "
-        f"per cloud; {args.rounds} rounds of {args.calls} calls per side per case, the first "
-        f"side swapped every round, new worker processes every {args.restart_every} rounds; "
+        f"per cloud; {args.rounds} rounds of {args.calls} calls per side per case, the sides "
+        "taking turns call by call, the first swapped every round; new worker processes "
+        f"every {args.restart_every} rounds; "
         "head/base is per round (head's median over base's).")
     load, tool = list(os.getloadavg()), checkout_commit()
     report.figures.append(machine.work_unit("at start"))
