@@ -19,7 +19,17 @@ import time
 import traceback
 from collections.abc import Sequence
 
-from benchmarks import candidates, claims, claims_race, growth, machine, memory, periodic, scale
+from benchmarks import (
+    candidates,
+    claims,
+    claims_race,
+    cli,
+    growth,
+    machine,
+    memory,
+    periodic,
+    scale,
+)
 from benchmarks import environment as env
 from benchmarks.results import Report, checkout_commit, render
 from tests.fixtures.placement_server import PlacementServer
@@ -40,24 +50,15 @@ DEFAULT_ENGINES = ("sqlite", "postgresql")
 RESULTS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
 
 
-def _names(value: str, allowed: Sequence[str], what: str) -> list[str]:
-    names = [n.strip() for n in value.split(",") if n.strip()]
-    unknown = [n for n in names if n not in allowed]
-    if unknown or not names:
-        raise argparse.ArgumentTypeError(
-            f"unknown {what} {', '.join(unknown) or '(none)'}; choose from {', '.join(allowed)}")
-    return names
-
-
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
     parser.add_argument("--quick", action="store_true",
                         help="small sizes and short rounds: a smoke run, not figures to quote")
     parser.add_argument("--engines", default=",".join(DEFAULT_ENGINES),
-                        type=lambda v: _names(v, env.ENGINES, "engine"),
+                        type=lambda v: cli.names(v, env.ENGINES, "engine"),
                         help="comma-separated database engines (default: %(default)s)")
     parser.add_argument("--only", default=",".join(BENCHMARKS),
-                        type=lambda v: _names(v, list(BENCHMARKS), "benchmark"),
+                        type=lambda v: cli.names(v, list(BENCHMARKS), "benchmark"),
                         help="comma-separated benchmarks (default: all)")
     parser.add_argument("--no-placement", action="store_true",
                         help="skip the OpenStack Placement side of every comparison")

@@ -8,14 +8,18 @@ seeded database at the same time: each commit's sql backend lives in a
 worker process of its own (``benchmarks/ab_worker.py``, importing the
 commit's ``rtframework`` from a temporary git worktree), and the parent
 asks them in turn, call by call (a round is a few calls each, the side
-that goes first swapped every round). After a few rounds of every case
-both workers are replaced, so that what sets one process apart from
-another (its place on the cores, its hash seed, its database session)
-does not stay with one side. A round's ratio (head's median over base's)
-compares calls made milliseconds apart; the table gives the median ratio,
-its range over the rounds, how many rounds head won and a sign test of
-that count. Both sides' answers are hashed (candidates and summaries)
-and must be the same.
+that goes first swapped every round). A session is a pair of workers
+running a few rounds of every case; each session has new workers,
+started in the other order, so that what sets one process apart from
+another (its place on the cores, its memory, its database session) does
+not stay with one side. Sessions, not rounds, are the independent
+samples: per session head's median over base's is taken over its rounds,
+and the table gives the median over all rounds, the sessions' range, how
+many sessions head won, and a sign test of that count (not corrected for
+the number of cases: with ten cases a commit against itself shows p <
+0.05 in some case now and then). Compare a commit with itself first to
+see what the machine resolves. Both sides' answers are hashed
+(candidates and summaries) and must be the same.
 
 Clouds: ``flat`` (the candidates benchmark's providers, limits 10 / 1000 /
 none, with and without the trait), ``worst`` (then the lowest-id 70% of
@@ -34,12 +38,13 @@ import json
 import math
 import os
 import platform
+import signal
 import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator, Sequence
 
-from benchmarks import candidates, machine, seed
+from benchmarks import candidates, cli, machine, seed
 from benchmarks import environment as env
 from benchmarks.results import Figure, Report, checkout_commit, median, render
 from rtframework.placement import types as t
@@ -50,10 +55,17 @@ CLOUDS = ("flat", "worst", "trees")
 MIGRATIONS = "rtframework/placement/sql/migrations"
 WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "ab_worker.py")
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# A worker's environment leaves these out: each worker draws its own hash
+# seed, and coverage measurement (the test suite's) stays in the parent.
+_NOT_INHERITED = ("PYTHONHASHSEED", "COVERAGE_PROCESS_START", "COV_CORE_SOURCE",
+                  "COV_CORE_CONFIG", "COV_CORE_DATAFILE")
+
+Samples = dict[str, list[dict]]  # side -> rounds, each {"wall_ms", "cpu_ms", "found", "session"}
 
 
 class Refused(Exception):
-    """The run cannot start (unknown commit, schemas that differ)."""
+    """The run cannot start (unknown commit, schemas that differ, a commit
+    whose code the worker cannot run)."""
 
 
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
@@ -61,47 +73,28 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("base", help="the commit compared against (any git revision)")
     parser.add_argument("head", nargs="?", default="HEAD",
-                        help="the commit measured (default: %(default)s); local changes "
-                        "not committed are in neither side")
+                        help="the commit measured (default: %(default)s); changes not "
+                        "committed are on neither side")
     parser.add_argument("--engines", default="postgresql",
-                        type=lambda v: _names(v, env.ENGINES, "engine"),
+                        type=lambda v: cli.names(v, env.ENGINES, "engine"),
                         help="comma-separated database engines (default: %(default)s)")
     parser.add_argument("--clouds", default=",".join(CLOUDS),
-                        type=lambda v: _names(v, CLOUDS, "cloud"),
+                        type=lambda v: cli.names(v, CLOUDS, "cloud"),
                         help="comma-separated clouds (default: %(default)s)")
-    parser.add_argument("--providers", type=_positive, default=10_000,
+    parser.add_argument("--providers", type=cli.positive, default=10_000,
                         help="providers per cloud (default: %(default)s)")
-    parser.add_argument("--rounds", type=_positive, default=20,
-                        help="rounds per case, each side once per round (default: %(default)s)")
-    parser.add_argument("--restart-every", type=_positive, default=4,
-                        help="rounds per pair of worker processes: new ones after that many "
-                        "rounds of every case (default: %(default)s)")
-    parser.add_argument("--calls", type=_positive, default=5,
+    parser.add_argument("--rounds", type=cli.positive, default=20,
+                        help="rounds per case (default: %(default)s)")
+    parser.add_argument("--calls", type=cli.positive, default=5,
                         help="calls per side per round (default: %(default)s)")
+    parser.add_argument("--restart-every", type=cli.positive, default=2,
+                        help="rounds per session, a new pair of workers each "
+                        "(default: %(default)s)")
     parser.add_argument("--work-dir", default=None,
                         help="parent of the run's scratch directory (default: the temp dir)")
     parser.add_argument("--results-dir", default=os.path.join(REPO, "benchmarks", "results"),
                         help="where the JSON file goes (default: benchmarks/results)")
     return parser.parse_args(argv)
-
-
-def _names(value: str, allowed: Sequence[str], what: str) -> list[str]:
-    names = [n.strip() for n in value.split(",") if n.strip()]
-    unknown = [n for n in names if n not in allowed]
-    if unknown or not names:
-        raise argparse.ArgumentTypeError(
-            f"unknown {what} {', '.join(unknown) or '(none)'}; choose from {', '.join(allowed)}")
-    return names
-
-
-def _positive(value: str) -> int:
-    try:
-        number = int(value)
-    except ValueError:
-        number = 0
-    if number < 1:
-        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number of at least 1")
-    return number
 
 
 def _git(*args: str) -> str:
@@ -110,11 +103,14 @@ def _git(*args: str) -> str:
 
 
 def resolve(revision: str) -> str:
-    """The full commit id of ``revision``; Refused when git knows none."""
+    """The full commit id of ``revision``; Refused, with git's words, when
+    git knows none."""
     try:
-        return _git("rev-parse", "--verify", "--quiet", f"{revision}^{{commit}}")
-    except subprocess.CalledProcessError:
-        raise Refused(f"unknown commit {revision!r}") from None
+        return _git("rev-parse", "--verify", f"{revision}^{{commit}}")
+    except subprocess.CalledProcessError as exc:
+        said = exc.stderr.strip().splitlines()
+        raise Refused(f"unknown commit {revision!r}"
+                      + (f" (git: {said[-1]})" if said else "")) from None
 
 
 def check_schemas(base: str, head: str) -> None:
@@ -133,58 +129,110 @@ def check_schemas(base: str, head: str) -> None:
 def worktree(commit: str, parent: str) -> Iterator[str]:
     """A detached checkout of ``commit``, removed on exit."""
     path = tempfile.mkdtemp(prefix=f"ab-{commit[:10]}-", dir=parent)
-    _git("worktree", "add", "--detach", "--force", path, commit)
     try:
+        _git("worktree", "add", "--detach", "--force", path, commit)
         yield path
     finally:
-        _git("worktree", "remove", "--force", path)
+        with contextlib.suppress(subprocess.CalledProcessError):
+            _git("worktree", "remove", "--force", path)
+        _git("worktree", "prune")
+
+
+def _worker_env(checkout: str) -> dict[str, str]:
+    environ = {k: v for k, v in os.environ.items() if k not in _NOT_INHERITED}
+    return {**environ, "PYTHONPATH": checkout}
+
+
+def _inside(path: str, checkout: str) -> bool:
+    return os.path.realpath(path).startswith(os.path.realpath(checkout) + os.sep)
+
+
+def probe(commit: str, checkout: str) -> None:
+    """Refuse, before anything is seeded, a commit whose code the worker
+    cannot import from its checkout."""
+    done = subprocess.run([sys.executable, WORKER, "--probe"], capture_output=True, text=True,
+                          env=_worker_env(checkout), timeout=120)
+    lines = done.stdout.strip().splitlines()
+    loaded = json.loads(lines[-1]).get("rtframework", "") if done.returncode == 0 else ""
+    if not _inside(loaded, checkout):
+        said = (done.stderr.strip().splitlines() or [f"imported {loaded or 'nothing'}"])[-1]
+        raise Refused(f"the worker cannot run commit {commit[:10]}: {said}")
 
 
 class Worker:
     """One commit's sql backend in a process of its own (ab_worker.py)."""
 
     def __init__(self, checkout: str, url: str, state_path: str) -> None:
-        self.log = os.path.join(state_path, "worker.log")
         os.makedirs(state_path, exist_ok=True)
+        self.log = os.path.join(state_path, "worker.log")
         with open(self.log, "w") as log:
             self.process = subprocess.Popen(
-                [sys.executable, WORKER, url, state_path], stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE, stderr=log, text=True,
-                env={**os.environ, "PYTHONPATH": checkout})
-        loaded = self._reply()["rtframework"]
-        if not os.path.realpath(loaded).startswith(os.path.realpath(checkout) + os.sep):
+                [sys.executable, WORKER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                stderr=log, text=True, env=_worker_env(checkout))
+        try:
+            self._send([url, state_path])
+            loaded = self._reply()
+            wrong = [path for path in loaded.values() if not _inside(path, checkout)]
+            if wrong:
+                raise RuntimeError(f"the worker for {checkout} imported {', '.join(wrong)}")
+        except BaseException:
             self.close()
-            raise RuntimeError(f"the worker for {checkout} imported {loaded}")
+            raise
+
+    def _stopped(self) -> RuntimeError:
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        with open(self.log) as log:
+            return RuntimeError(f"an ab worker stopped (exit {self.process.returncode}): "
+                                f"{log.read()[-2000:]}")
+
+    def _send(self, value: object) -> None:
+        try:
+            self.process.stdin.write(json.dumps(value) + "\n")
+            self.process.stdin.flush()
+        except OSError:
+            raise self._stopped() from None
 
     def _reply(self) -> dict:
         line = self.process.stdout.readline()
         if not line:
-            with open(self.log) as log:
-                raise RuntimeError(f"an ab worker stopped: {log.read()[-2000:]}")
+            raise self._stopped()
         return json.loads(line)
 
     def ask(self, query: t.CandidateQuery, calls: int, digest: bool = False) -> dict:
-        request = {"query": {"resources": dict(query.resources), "limit": query.limit,
-                             "required_traits": sorted(query.required_traits)},
-                   "calls": calls, "digest": digest}
-        self.process.stdin.write(json.dumps(request) + "\n")
-        self.process.stdin.flush()
+        """``calls`` timed searches of ``query`` (one more, untimed, hashed
+        first with ``digest``)."""
+        sent = {"resources": dict(query.resources), "limit": query.limit,
+                "required_traits": sorted(query.required_traits)}
+        if query != t.CandidateQuery(resources=sent["resources"], limit=sent["limit"],
+                                     required_traits=frozenset(sent["required_traits"])):
+            raise ValueError(f"the worker takes resources, limit and required traits only: "
+                             f"{query}")
+        self._send({"query": sent, "calls": calls, "digest": digest})
         return self._reply()
 
     def close(self) -> None:
-        self.process.stdin.close()
-        self.process.wait(timeout=60)
+        with contextlib.suppress(OSError):
+            self.process.stdin.close()
+        try:
+            self.process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
 
 
 def measure(workers: dict[str, Worker], query: t.CandidateQuery, rounds: range,
-            calls: int, samples: dict[str, list[dict]]) -> dict[str, str]:
-    """The case's ``rounds`` on both sides (samples appended): in a round
-    the sides take turns call by call, so that a burst of noise falls on
-    both; the side that goes first swaps every round. Each side's digest
-    first."""
-    digests = {side: workers[side].ask(query, 1, digest=True)["digest"] for side in SIDES}
+            calls: int, session: int, samples: Samples) -> dict[str, str]:
+    """The case's ``rounds`` on both sides, appended to ``samples``: in a
+    round the sides take turns call by call, so that a burst of noise
+    falls on both; the side that goes first swaps every round. Each
+    side's digest first (its search also warms the side up)."""
+    digests = {side: workers[side].ask(query, 0, digest=True)["digest"] for side in SIDES}
     for number in rounds:
-        taken = {side: {"wall_ms": [], "cpu_ms": []} for side in SIDES}
+        taken = {side: {"wall_ms": [], "cpu_ms": [], "session": session} for side in SIDES}
         for _call in range(calls):
             for side in SIDES if number % 2 == 0 else SIDES[::-1]:
                 reply = workers[side].ask(query, 1)
@@ -196,43 +244,62 @@ def measure(workers: dict[str, Worker], query: t.CandidateQuery, rounds: range,
     return digests
 
 
-def summarise(engine: str, case: str, samples: dict[str, list[dict]],
+def sign_test(wins: int, losses: int) -> float:
+    """Two-sided p of a sign test: how likely a split at least this
+    uneven is when either side is as likely to win (ties left out)."""
+    trials = wins + losses
+    if not trials:
+        return 1.0
+    tail = sum(math.comb(trials, k) for k in range(min(wins, losses) + 1)) / 2 ** trials
+    return min(1.0, 2 * tail)
+
+
+def summarise(engine: str, case: str, samples: Samples,
               digests: dict[str, set[str]]) -> Report:
-    """Each side's p50 over all calls (min-max), CPU p50, and head/base
-    per round: the median ratio with its min-max. The answers are the
-    same when every digest of either side is the one same digest."""
+    """Each side's p50 over all calls (min-max) and CPU p50; head/base:
+    the median of the rounds' ratios (head's median over base's), the
+    range of the sessions' ratios (the median of each session's rounds),
+    the sessions head won and their sign test; and whether the answers
+    were the same."""
     report = Report()
     for side in SIDES:
         wall = [ms for r in samples[side] for ms in r["wall_ms"]]
         report.figures.append(Figure(BENCH, engine, f"{case} {side} p50", median(wall), "ms",
                                      f"{len(wall)} calls; {samples[side][-1]['found']} "
-                                     "candidates",
-                                     min(wall), max(wall)))
+                                     "candidates", min(wall), max(wall)))
         cpu = [ms for r in samples[side] for ms in r["cpu_ms"]]
         report.figures.append(Figure(BENCH, engine, f"{case} {side} cpu p50", median(cpu), "ms",
                                      "the worker's CPU time per call", min(cpu), max(cpu)))
-    ratios = [median(h["wall_ms"]) / median(b["wall_ms"])
-              for b, h in zip(samples["base"], samples["head"], strict=True)]
-    faster = sum(r < 1 for r in ratios)
-    slower = sum(r > 1 for r in ratios)
-    same = len(digests["base"] | digests["head"]) == 1
+    by_session: dict[int, list[float]] = {}
+    for b, h in zip(samples["base"], samples["head"], strict=True):
+        by_session.setdefault(b["session"], []).append(median(h["wall_ms"]) /
+                                                       median(b["wall_ms"]))
+    ratios = [r for rs in by_session.values() for r in rs]
+    sessions = [median(rs) for rs in by_session.values()]
+    won, lost = sum(r < 1 for r in sessions), sum(r > 1 for r in sessions)
+    answers = _answers(digests)
     report.figures.append(Figure(
         BENCH, engine, f"{case} head/base", median(ratios), "x",
-        f"head faster in {faster} of {len(ratios)} rounds (sign test "
-        f"p={sign_test(faster, slower):.2g}); " + ("same answers" if same else "ANSWERS DIFFER"),
-        min(ratios), max(ratios)))
-    if not same:
-        report.notes.append(f"{engine} {case}: the answers DIFFER (digests: base "
+        f"{median(ratios):.3f}; sessions {min(sessions):.3f}-{max(sessions):.3f}, head faster "
+        f"in {won} of {len(sessions)} (sign test p={sign_test(won, lost):.2g}); {answers}",
+        min(sessions), max(sessions)))
+    if answers != "same answers":
+        report.notes.append(f"{engine} {case}: {answers} (digests: base "
                             f"{', '.join(sorted(digests['base']))}; head "
                             f"{', '.join(sorted(digests['head']))})")
     return report
 
 
+def _answers(digests: dict[str, set[str]]) -> str:
+    varied = [side for side in SIDES if len(digests[side]) > 1]
+    if varied:
+        return f"ANSWERS VARY from search to search on {' and '.join(varied)}"
+    return "same answers" if digests["base"] == digests["head"] else "ANSWERS DIFFER"
+
+
 def run_engine(engine: str, args: argparse.Namespace, checkouts: dict[str, str],
-               work_dir: str, report: Report, samples: dict) -> None:
-    """Each cloud seeded once; then, per session of ``--restart-every``
-    rounds, a new pair of workers (the one started first alternating) runs
-    that many rounds of every case."""
+               work_dir: str, report: Report, samples: dict[str, Samples]) -> None:
+    """Each cloud seeded once into a new database, then its sessions."""
     plans = []
     if {"flat", "worst"} & set(args.clouds):
         plans.append(("flat", seed.seed_sql, args.providers,
@@ -241,9 +308,8 @@ def run_engine(engine: str, args: argparse.Namespace, checkouts: dict[str, str],
         plans.append(("trees", seed.seed_trees_sql, seed.trees_nodes(args.providers),
                       ["trees"]))
     for name, seeder, count, clouds in plans:
-        with contextlib.ExitStack() as stack:
-            scratch = os.path.join(work_dir, f"{engine}-{name}")
-            url = stack.enter_context(env.database(engine, scratch))
+        scratch = os.path.join(work_dir, f"{engine}-{name}")
+        with env.database(engine, scratch) as url:
             env.sql_backend(scratch, url).close()  # the schema
             seeder(url, 0, count)
             seed.analyze(url)
@@ -257,40 +323,28 @@ def run_engine(engine: str, args: argparse.Namespace, checkouts: dict[str, str],
 
 def _sessions(engine: str, args: argparse.Namespace, checkouts: dict[str, str], url: str,
               scratch: str, cases: list[tuple[str, t.CandidateQuery]], report: Report,
-              samples: dict) -> None:
-    found = {case: {side: [] for side in SIDES} for case, _query in cases}
-    digests = {case: {side: set() for side in SIDES} for case, _query in cases}
+              samples: dict[str, Samples]) -> None:
+    """Sessions of ``--restart-every`` rounds of every case, each on a new
+    pair of workers started in the other order from the session before."""
+    found: dict[str, Samples] = {case: {side: [] for side in SIDES} for case, _q in cases}
+    digests = {case: {side: set() for side in SIDES} for case, _q in cases}
     for session, start in enumerate(range(0, args.rounds, args.restart_every)):
         rounds = range(start, min(start + args.restart_every, args.rounds))
-        order = SIDES if session % 2 == 0 else SIDES[::-1]
-        workers = {}
-        try:
-            for side in order:
+        with contextlib.ExitStack() as stack:
+            workers = {}
+            for side in SIDES if session % 2 == 0 else SIDES[::-1]:
                 workers[side] = Worker(checkouts[side], url,
                                        os.path.join(scratch, f"{session}-{side}"))
+                stack.callback(workers[side].close)
             for case, query in cases:
                 print(f"{engine} {case}: rounds {rounds.start + 1}-{rounds.stop} of "
                       f"{args.rounds}", file=sys.stderr, flush=True)
-                got = measure(workers, query, rounds, args.calls, found[case])
+                got = measure(workers, query, rounds, args.calls, session, found[case])
                 for side in SIDES:
                     digests[case][side].add(got[side])
-        finally:
-            for worker in workers.values():
-                worker.close()
     for case, _query in cases:
         report.extend(summarise(engine, case, found[case], digests[case]))
         samples[f"{engine} {case}"] = found[case]
-
-
-def sign_test(wins: int, losses: int) -> float:
-    """Two-sided p of a sign test: how likely a split at least this
-    uneven is when either side is as likely to win a round (ties left
-    out). Below 0.05, the rounds say which commit is faster."""
-    rounds = wins + losses
-    if not rounds:
-        return 1.0
-    tail = sum(math.comb(rounds, k) for k in range(min(wins, losses) + 1)) / 2 ** rounds
-    return min(1.0, 2 * tail)
 
 
 def _cases(cloud: str) -> list[tuple[str, t.CandidateQuery]]:
@@ -303,23 +357,31 @@ def _cases(cloud: str) -> list[tuple[str, t.CandidateQuery]]:
 
 
 def run(args: argparse.Namespace) -> tuple[Report, str]:
+    """Check, check out, seed and measure; the report and its JSON file."""
     commits = {"base": resolve(args.base), "head": resolve(args.head)}
     check_schemas(commits["base"], commits["head"])
+    tool = checkout_commit()
+    if tool.endswith("+dirty") and commits["head"] == resolve("HEAD"):
+        print("python -m benchmarks.ab: this checkout has changes not committed; they are "
+              "measured on neither side", file=sys.stderr)
     env.quiet_logs()
     started = datetime.datetime.now(datetime.timezone.utc)
     report, samples = Report(), {}
     report.notes.append(
         f"base {commits['base'][:10]}, head {commits['head'][:10]}: {args.providers} providers "
         f"per cloud; {args.rounds} rounds of {args.calls} calls per side per case, the sides "
-        "taking turns call by call, the first swapped every round; new worker processes "
-        f"every {args.restart_every} rounds; "
-        "head/base is per round (head's median over base's).")
-    load, tool = list(os.getloadavg()), checkout_commit()
+        "taking turns call by call, the first swapped every round; a session (new worker "
+        f"processes) every {args.restart_every} rounds. head/base: the median of the rounds' "
+        "ratios (head's median over base's); min-max and the sign test are the sessions'; "
+        "p is not corrected for the number of cases.")
+    load = list(os.getloadavg())
     report.figures.append(machine.work_unit("at start"))
     with tempfile.TemporaryDirectory(prefix="rtf-ab-", dir=args.work_dir) as work_dir, \
             contextlib.ExitStack() as stack:
         checkouts = {side: stack.enter_context(worktree(commit, work_dir))
                      for side, commit in commits.items()}
+        for side, checkout in checkouts.items():
+            probe(commits[side], checkout)
         for engine in args.engines:
             run_engine(engine, args, checkouts, work_dir, report, samples)
     report.figures.append(machine.work_unit("at end"))
@@ -343,16 +405,23 @@ def run(args: argparse.Namespace) -> tuple[Report, str]:
     return report, path
 
 
+def _terminated(signum: int, _frame: object) -> None:
+    raise SystemExit(128 + signum)  # so worktrees, workers and databases are cleaned up
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
+    previous = signal.signal(signal.SIGTERM, _terminated)
     try:
         report, path = run(args)
     except Refused as exc:
         print(f"python -m benchmarks.ab: {exc}", file=sys.stderr)
         return 2
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     print(render(report))
     print(f"results written to {path}")
-    return 1 if any("DIFFER" in note for note in report.notes) else 0
+    return 1 if any("ANSWERS" in note for note in report.notes) else 0
 
 
 if __name__ == "__main__":

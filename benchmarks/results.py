@@ -88,8 +88,8 @@ def spread(samples: Sequence[float]) -> float:
 
 
 def fmt(value: float) -> str:
-    """A figure as the tables print it: whole numbers whole, three digits
-    at most after the point."""
+    """A figure as the tables print it: whole numbers whole, else two
+    decimals below 10, one below 100, none above."""
     if value == int(value) and abs(value) < 1e6:
         return f"{int(value)}"
     if abs(value) >= 100:
