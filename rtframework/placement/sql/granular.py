@@ -51,13 +51,12 @@ from rtframework.placement.sql import models as m
 from rtframework.placement.sql import queries
 
 UNNUMBERED = ""
-# The trees a limited search reads first (at most its limit), and the most
-# it reads in one batch after that. 250 is a quarter of Nova's default
-# limit: trees that give four candidates each (VCPU and memory from either
-# of two NUMA cells) fill it in about one batch, where 100 took two
-# statements more (benchmarks.ab: README, "First batch of 250 trees"); a
-# cloud of trees that give more each reads more trees than it needs.
-_FIRST_TREES = 250
+# The trees a limited search reads first: its limit's worth when that is
+# fewer than _FIRST_TREES, else as many trees as give the limit at
+# _CANDIDATES_PER_TREE each, at least _FIRST_TREES (see _first_size); and
+# the most it reads in one batch after that.
+_FIRST_TREES = 100
+_CANDIDATES_PER_TREE = 4
 _MOST_TREES = 1000
 
 _SHARING = (
@@ -168,7 +167,7 @@ def _in_root_order(conn: sa.Connection, trees_cls: Any, query: t.CandidateQuery,
     else sized by the candidates ``found`` so far (see :func:`_next_size`).
     A batch reads the sharing providers' trees again; the copy read with
     ``sharers`` is the one used."""
-    after, read, size = 0, 0, None if query.limit is None else min(query.limit, _FIRST_TREES)
+    after, read, size = 0, 0, None if query.limit is None else _first_size(query.limit)
     while True:
         params: dict[str, Any] = {"after": after}
         if size is not None:
@@ -184,6 +183,16 @@ def _in_root_order(conn: sa.Connection, trees_cls: Any, query: t.CandidateQuery,
             return
         after, read = batch[-1], read + len(batch)
         size = _next_size(query.limit, found(), read, size)
+
+
+def _first_size(limit: int) -> int:
+    """The trees the first batch of a search limited to ``limit`` reads.
+    Trees with a compute node's two NUMA cells give about four candidates
+    each (VCPU and memory from either cell): Nova's default limit of 1000
+    then takes 250 trees, where a first batch of 100 (the rule before)
+    needed a second of about twice that. Trees that give more each read
+    more than they need, up to a quarter of the limit."""
+    return min(limit, max(_FIRST_TREES, limit // _CANDIDATES_PER_TREE))
 
 
 def _next_size(limit: int, found: int, read: int, last: int) -> int:

@@ -21,6 +21,7 @@ import uuid
 import pytest
 
 from rtframework.placement import types as t
+from rtframework.placement.sql import granular
 
 CLASSES = ("VCPU", "MEMORY_MB", "DISK_GB")
 TRAITS = ("HW_CPU_X86_AVX2", "CUSTOM_GOLD")
@@ -103,10 +104,21 @@ def _own_tree(request: t.AllocationRequest, summaries: dict[str, t.ProviderSumma
     return position[mine.pop()]
 
 
-@pytest.mark.parametrize("seed, sharers", [(1, 0), (2, 0), (3, 0), (4, 2), (5, 2)])
-def test_a_limit_keeps_the_first_candidates_of_the_unlimited_answer(sql_backend, seed, sharers):
+@pytest.mark.parametrize("seed, sharers, small_batches", [
+    (1, 0, False), (2, 0, False), (3, 0, False), (4, 2, False), (5, 2, False), (6, 2, True),
+    (7, 1, True)])
+def test_a_limit_keeps_the_first_candidates_of_the_unlimited_answer(sql_backend, seed, sharers,
+                                                                     small_batches, monkeypatch):
     """With sharing providers (the search of ``granular``, which reads the
-    trees in batches when there is a limit) as without."""
+    trees in batches when there is a limit) as without. With small batches
+    the first batch's floor and share, and the cap on later batches, are
+    reached in a cloud of 14 trees."""
+    limits = (1, 2, 5)
+    if small_batches:
+        monkeypatch.setattr(granular, "_FIRST_TREES", 2)
+        monkeypatch.setattr(granular, "_CANDIDATES_PER_TREE", 2)
+        monkeypatch.setattr(granular, "_MOST_TREES", 3)
+        limits = (1, 2, 5, 9, 13)
     rng = random.Random(seed)
     roots = _cloud(sql_backend, rng, 14, sharers)
     position = {root: i for i, root in enumerate(roots)}
@@ -120,7 +132,7 @@ def test_a_limit_keeps_the_first_candidates_of_the_unlimited_answer(sql_backend,
         order = [_own_tree(r, full.provider_summaries, position, shared)
                  for r in full.allocation_requests]
         assert order == sorted(order)
-        for limit in (1, 2, 5):
+        for limit in limits:
             limited = sql_backend.get_allocation_candidates(t.CandidateQuery(limit=limit, **shape))
             want = full.allocation_requests[:limit]
             assert [r.allocations for r in limited.allocation_requests] == \
