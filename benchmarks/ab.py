@@ -53,7 +53,9 @@ BENCH = "ab"
 SIDES = ("base", "head")
 CLOUDS = ("flat", "worst", "trees")
 MIGRATIONS = "rtframework/placement/sql/migrations"
-WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "ab_worker.py")
+# -P: the worker's directory (this checkout's benchmarks/) stays off its path.
+_WORKER = (sys.executable, "-P", os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                              "ab_worker.py"))
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # A worker's environment leaves these out: each worker draws its own hash
 # seed, and coverage measurement (the test suite's) stays in the parent.
@@ -135,7 +137,8 @@ def worktree(commit: str, parent: str) -> Iterator[str]:
     finally:
         with contextlib.suppress(subprocess.CalledProcessError):
             _git("worktree", "remove", "--force", path)
-        _git("worktree", "prune")
+        with contextlib.suppress(subprocess.CalledProcessError):
+            _git("worktree", "prune")
 
 
 def _worker_env(checkout: str) -> dict[str, str]:
@@ -149,13 +152,17 @@ def _inside(path: str, checkout: str) -> bool:
 
 def probe(commit: str, checkout: str) -> None:
     """Refuse, before anything is seeded, a commit whose code the worker
-    cannot import from its checkout."""
-    done = subprocess.run([sys.executable, WORKER, "--probe"], capture_output=True, text=True,
-                          env=_worker_env(checkout), timeout=120)
-    lines = done.stdout.strip().splitlines()
-    loaded = json.loads(lines[-1]).get("rtframework", "") if done.returncode == 0 else ""
-    if not _inside(loaded, checkout):
-        said = (done.stderr.strip().splitlines() or [f"imported {loaded or 'nothing'}"])[-1]
+    cannot configure and load from its checkout."""
+    try:
+        done = subprocess.run([*_WORKER, "--probe"], capture_output=True, text=True,
+                              env=_worker_env(checkout), timeout=120)
+        loaded = json.loads(done.stdout.strip().splitlines()[-1]) if done.returncode == 0 \
+            else {}
+    except (subprocess.TimeoutExpired, ValueError, IndexError) as exc:
+        raise Refused(f"the worker cannot run commit {commit[:10]}: {exc}") from None
+    wrong = [path for path in loaded.values() if not _inside(path, checkout)]
+    if not loaded or wrong:
+        said = (done.stderr.strip().splitlines() or [f"imported {', '.join(wrong)}"])[-1]
         raise Refused(f"the worker cannot run commit {commit[:10]}: {said}")
 
 
@@ -167,8 +174,8 @@ class Worker:
         self.log = os.path.join(state_path, "worker.log")
         with open(self.log, "w") as log:
             self.process = subprocess.Popen(
-                [sys.executable, WORKER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                stderr=log, text=True, env=_worker_env(checkout))
+                _WORKER, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, text=True,
+                env=_worker_env(checkout))
         try:
             self._send([url, state_path])
             loaded = self._reply()
@@ -179,12 +186,16 @@ class Worker:
             self.close()
             raise
 
-    def _stopped(self) -> RuntimeError:
+    def _ended(self, timeout: float) -> None:
+        """Wait for the process to end; kill it after ``timeout`` seconds."""
         try:
-            self.process.wait(timeout=10)
+            self.process.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
+
+    def _stopped(self) -> RuntimeError:
+        self._ended(10)
         with open(self.log) as log:
             return RuntimeError(f"an ab worker stopped (exit {self.process.returncode}): "
                                 f"{log.read()[-2000:]}")
@@ -217,24 +228,29 @@ class Worker:
     def close(self) -> None:
         with contextlib.suppress(OSError):
             self.process.stdin.close()
-        try:
-            self.process.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+        self._ended(60)
+        self.process.stdout.close()
+
+
+def first_side(number: int, session: int) -> int:
+    """Which side (its index in SIDES) calls first in round ``number``:
+    every other round within a session, and, with one round per session,
+    in the order 0, 1, 1, 0 over four sessions, so that it goes with
+    neither the round's place nor the workers' start order (session % 2)."""
+    return (number + session // 2) % 2
 
 
 def measure(workers: dict[str, Worker], query: t.CandidateQuery, rounds: range,
             calls: int, session: int, samples: Samples) -> dict[str, str]:
     """The case's ``rounds`` on both sides, appended to ``samples``: in a
     round the sides take turns call by call, so that a burst of noise
-    falls on both; the side that goes first swaps every round. Each
-    side's digest first (its search also warms the side up)."""
+    falls on both (see :func:`first_side`). Each side's digest first (its
+    search also warms the side up)."""
     digests = {side: workers[side].ask(query, 0, digest=True)["digest"] for side in SIDES}
     for number in rounds:
         taken = {side: {"wall_ms": [], "cpu_ms": [], "session": session} for side in SIDES}
         for _call in range(calls):
-            for side in SIDES if number % 2 == 0 else SIDES[::-1]:
+            for side in SIDES if first_side(number, session) == 0 else SIDES[::-1]:
                 reply = workers[side].ask(query, 1)
                 taken[side]["wall_ms"] += reply["wall_ms"]
                 taken[side]["cpu_ms"] += reply["cpu_ms"]
@@ -360,6 +376,9 @@ def run(args: argparse.Namespace) -> tuple[Report, str]:
     """Check, check out, seed and measure; the report and its JSON file."""
     commits = {"base": resolve(args.base), "head": resolve(args.head)}
     check_schemas(commits["base"], commits["head"])
+    _writable(args.results_dir, "--results-dir", create=True)
+    if args.work_dir is not None:
+        _writable(args.work_dir, "--work-dir", create=False)
     tool = checkout_commit()
     if tool.endswith("+dirty") and commits["head"] == resolve("HEAD"):
         print("python -m benchmarks.ab: this checkout has changes not committed; they are "
@@ -403,6 +422,19 @@ def run(args: argparse.Namespace) -> tuple[Report, str]:
     with open(path, "w") as f:
         json.dump(document, f, indent=2)
     return report, path
+
+
+def _writable(path: str, option: str, create: bool) -> None:
+    """Refuse a directory the run could not write to, before it starts."""
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise Refused(f"{option} {path}: not a directory")
+    try:
+        if create:
+            os.makedirs(path, exist_ok=True)
+    except OSError as exc:
+        raise Refused(f"{option} {path}: {exc.strerror}") from None
+    if not os.path.isdir(path) or not os.access(path, os.W_OK | os.X_OK):
+        raise Refused(f"{option} {path}: not a directory this run can write to")
 
 
 def _terminated(signum: int, _frame: object) -> None:

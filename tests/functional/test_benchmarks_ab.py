@@ -56,7 +56,35 @@ def test_a_failure_midway_removes_the_checkouts(tmp_path, monkeypatch):
         ab.main(["HEAD", "--engines", "sqlite", "--work-dir", str(tmp_path),
                  "--results-dir", str(tmp_path / "out")])
     assert str(tmp_path) not in _worktrees()
-    assert list(tmp_path.iterdir()) == []
+    assert [p.name for p in tmp_path.iterdir()] == ["out"]  # made before the run, left empty
+    assert list((tmp_path / "out").iterdir()) == []
+
+
+def test_answers_that_differ_fail_the_run(tmp_path, monkeypatch):
+    report = ab.Report(notes=["sqlite limit=10: ANSWERS DIFFER (digests: base a; head b)"])
+    monkeypatch.setattr(ab, "run", lambda _args: (report, str(tmp_path / "ab.json")))
+    assert ab.main(["HEAD", "--engines", "sqlite"]) == 1
+    report.notes.clear()
+    assert ab.main(["HEAD", "--engines", "sqlite"]) == 0
+
+
+def test_a_results_directory_that_cannot_be_written_is_refused_first(tmp_path, capsys):
+    taken = tmp_path / "a-file"
+    taken.write_text("")
+    code = ab.main(["HEAD", "--engines", "sqlite", "--work-dir", str(tmp_path),
+                    "--results-dir", str(taken)])
+    assert code == 2
+    assert f"--results-dir {taken}: not a directory\n" in capsys.readouterr().err
+    assert [p.name for p in tmp_path.iterdir()] == ["a-file"]
+
+
+def test_the_side_that_calls_first_goes_with_neither_round_nor_start_order():
+    # Two rounds per session: both orders in every session.
+    assert [ab.first_side(n, n // 2) for n in range(8)] == [0, 1, 0, 1, 1, 0, 1, 0]
+    # One round per session: over four sessions each call order meets each
+    # start order (session % 2) once.
+    pairs = {(ab.first_side(s, s), s % 2) for s in range(4)}
+    assert pairs == {(0, 0), (0, 1), (1, 0), (1, 1)}
 
 
 def test_a_worker_refuses_code_from_outside_its_checkout(tmp_path):
@@ -113,14 +141,15 @@ def test_the_sign_test_is_two_sided_and_leaves_ties_out():
     assert ab.sign_test(14, 6) == pytest.approx(0.1153, abs=1e-4)
 
 
-def test_the_digest_ignores_the_order_of_candidates_but_not_their_content():
+def test_the_digest_takes_the_candidates_in_their_order():
     def answer(*providers: str, used: int = 2) -> t.AllocationCandidates:
         return t.AllocationCandidates(
             allocation_requests=tuple(t.AllocationRequest({p: {"VCPU": used}})
                                       for p in providers),
             provider_summaries={})
 
-    assert ab_worker.digest(answer("a", "b")) == ab_worker.digest(answer("b", "a"))
+    assert ab_worker.digest(answer("a", "b")) == ab_worker.digest(answer("a", "b"))
+    assert ab_worker.digest(answer("a", "b")) != ab_worker.digest(answer("b", "a"))
     assert ab_worker.digest(answer("a", "b")) != ab_worker.digest(answer("a", "b", used=3))
     assert ab_worker.digest(answer("a", "b")) != ab_worker.digest(answer("a"))
 
