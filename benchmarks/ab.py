@@ -7,8 +7,9 @@ has moved by half within minutes). Here both commits search the same
 seeded database at the same time: each commit's sql backend lives in a
 worker process of its own (``benchmarks/ab_worker.py``, importing the
 commit's ``rtframework`` from a temporary git worktree), and the parent
-asks them in turn, call by call (a round is a few calls each, the side
-that goes first swapped every round). A session is a pair of workers
+asks them in turn, call by call (a round is a few calls each; which side
+goes first alternates within a session and is balanced across sessions,
+see :func:`first_side`). A session is a pair of workers
 running a few rounds of every case; each session has new workers,
 started in the other order, so that what sets one process apart from
 another (its place on the cores, its memory, its database session) does
@@ -53,9 +54,10 @@ BENCH = "ab"
 SIDES = ("base", "head")
 CLOUDS = ("flat", "worst", "trees")
 MIGRATIONS = "rtframework/placement/sql/migrations"
-# -P: the worker's directory (this checkout's benchmarks/) stays off its path.
-_WORKER = (sys.executable, "-P", os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                              "ab_worker.py"))
+# -P (Python 3.11): the worker's directory, this checkout's benchmarks/,
+# stays off its import path; on 3.10 the worker takes it off itself.
+_WORKER = (sys.executable, *(("-P",) if sys.version_info >= (3, 11) else ()),
+           os.path.join(os.path.dirname(os.path.abspath(__file__)), "ab_worker.py"))
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # A worker's environment leaves these out: each worker draws its own hash
 # seed, and coverage measurement (the test suite's) stays in the parent.
@@ -162,8 +164,10 @@ def probe(commit: str, checkout: str) -> None:
         raise Refused(f"the worker cannot run commit {commit[:10]}: {exc}") from None
     wrong = [path for path in loaded.values() if not _inside(path, checkout)]
     if not loaded or wrong:
-        said = (done.stderr.strip().splitlines() or [f"imported {', '.join(wrong)}"])[-1]
-        raise Refused(f"the worker cannot run commit {commit[:10]}: {said}")
+        said = (done.stderr.strip().splitlines()
+                or [f"imported {', '.join(wrong)}" if wrong else "no answer"])[-1]
+        raise Refused(f"the worker cannot run commit {commit[:10]} (exit {done.returncode}): "
+                      f"{said}")
 
 
 class Worker:
@@ -376,9 +380,9 @@ def run(args: argparse.Namespace) -> tuple[Report, str]:
     """Check, check out, seed and measure; the report and its JSON file."""
     commits = {"base": resolve(args.base), "head": resolve(args.head)}
     check_schemas(commits["base"], commits["head"])
-    _writable(args.results_dir, "--results-dir", create=True)
-    if args.work_dir is not None:
-        _writable(args.work_dir, "--work-dir", create=False)
+    for path, option in ((args.work_dir, "--work-dir"), (args.results_dir, "--results-dir")):
+        if path is not None:
+            _writable(path, option)
     tool = checkout_commit()
     if tool.endswith("+dirty") and commits["head"] == resolve("HEAD"):
         print("python -m benchmarks.ab: this checkout has changes not committed; they are "
@@ -389,7 +393,8 @@ def run(args: argparse.Namespace) -> tuple[Report, str]:
     report.notes.append(
         f"base {commits['base'][:10]}, head {commits['head'][:10]}: {args.providers} providers "
         f"per cloud; {args.rounds} rounds of {args.calls} calls per side per case, the sides "
-        "taking turns call by call, the first swapped every round; a session (new worker "
+        "taking turns call by call, the first alternating within a session and balanced "
+        "across sessions; a session (new worker "
         f"processes) every {args.restart_every} rounds. head/base: the median of the rounds' "
         "ratios (head's median over base's); min-max and the sign test are the sessions'; "
         "p is not corrected for the number of cases.")
@@ -424,17 +429,16 @@ def run(args: argparse.Namespace) -> tuple[Report, str]:
     return report, path
 
 
-def _writable(path: str, option: str, create: bool) -> None:
-    """Refuse a directory the run could not write to, before it starts."""
-    if os.path.exists(path) and not os.path.isdir(path):
-        raise Refused(f"{option} {path}: not a directory")
-    try:
-        if create:
-            os.makedirs(path, exist_ok=True)
-    except OSError as exc:
-        raise Refused(f"{option} {path}: {exc.strerror}") from None
-    if not os.path.isdir(path) or not os.access(path, os.W_OK | os.X_OK):
-        raise Refused(f"{option} {path}: not a directory this run can write to")
+def _writable(path: str, option: str) -> None:
+    """Refuse, before the run starts, a directory it could not write to
+    (or, for one not there yet, could not make): nothing is made here."""
+    there = os.path.abspath(path)
+    while not os.path.exists(there):
+        there = os.path.dirname(there)
+    if not os.path.isdir(there):
+        raise Refused(f"{option} {path}: {there} is not a directory")
+    if not os.access(there, os.W_OK | os.X_OK):
+        raise Refused(f"{option} {path}: {there} cannot be written to")
 
 
 def _terminated(signum: int, _frame: object) -> None:

@@ -1,9 +1,10 @@
 """One side of ``python -m benchmarks.ab``: the sql backend of one commit.
 
-Run by path with ``python -P`` (this file's directory is not put on the
-import path) and that commit's checkout as PYTHONPATH, so that
-``rtframework`` is the commit's own: the editable install's finders are
-taken off the import path first, and the worker imports nothing else of
+Run by path (with ``python -P`` from 3.11, so that this file's directory
+is not put on the import path; on 3.10 the worker takes it off) and that
+commit's checkout as PYTHONPATH, so that ``rtframework`` is the commit's
+own: the editable install's finders are taken off the import path too,
+and the worker imports nothing else of
 ours (the commit's ``benchmarks`` may predate this file). It reads the
 database URL and a scratch state directory as its first stdin line
 (``--probe`` instead: configure and load the backend's class without a
@@ -26,14 +27,17 @@ import dataclasses
 import hashlib
 import json
 import logging
+import os
 import sys
 import time
 from collections.abc import Mapping
 
 
 def _own_checkout_only() -> None:
-    """Nothing of this checkout's on the import path: not the editable
-    install's finders."""
+    """Nothing of this checkout's on the import path: not this file's
+    directory, not the editable install's finders."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != here]
     sys.meta_path[:] = [f for f in sys.meta_path
                         if "__editable__" not in getattr(f, "__module__", "")]
 

@@ -186,12 +186,13 @@ def _in_root_order(conn: sa.Connection, trees_cls: Any, query: t.CandidateQuery,
 
 
 def _first_size(limit: int) -> int:
-    """The trees the first batch of a search limited to ``limit`` reads.
-    Trees with a compute node's two NUMA cells give about four candidates
-    each (VCPU and memory from either cell): Nova's default limit of 1000
-    then takes 250 trees, where a first batch of 100 (the rule before)
-    needed a second of about twice that. Trees that give more each read
-    more than they need, up to a quarter of the limit."""
+    """The trees the first batch of a search limited to ``limit`` reads:
+    at most the limit, else max(_FIRST_TREES, limit / 4). Trees with a
+    compute node's two NUMA cells give about four candidates each (VCPU
+    and memory from either cell): Nova's default limit of 1000 reads 250
+    trees first, then a smaller second batch, where a first batch of 100
+    (the rule before) was followed by one of about twice that. Trees that
+    give more candidates each read more trees than they need."""
     return min(limit, max(_FIRST_TREES, limit // _CANDIDATES_PER_TREE))
 
 

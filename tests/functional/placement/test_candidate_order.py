@@ -114,11 +114,16 @@ def test_a_limit_keeps_the_first_candidates_of_the_unlimited_answer(sql_backend,
     the first batch's floor and share, and the cap on later batches, are
     reached in a cloud of 14 trees."""
     limits = (1, 2, 5)
+    sizes: list[tuple[str, int]] = []
     if small_batches:
         monkeypatch.setattr(granular, "_FIRST_TREES", 2)
         monkeypatch.setattr(granular, "_CANDIDATES_PER_TREE", 2)
         monkeypatch.setattr(granular, "_MOST_TREES", 3)
-        limits = (1, 2, 5, 9, 13)
+        limits = (1, 2, 3, 5, 9, 13)
+        for name in ("_first_size", "_next_size"):
+            real = getattr(granular, name)
+            monkeypatch.setattr(granular, name, lambda *args, _real=real, _name=name:
+                                sizes.append((_name, _real(*args))) or sizes[-1][1])
     rng = random.Random(seed)
     roots = _cloud(sql_backend, rng, 14, sharers)
     position = {root: i for i, root in enumerate(roots)}
@@ -149,3 +154,8 @@ def test_a_limit_keeps_the_first_candidates_of_the_unlimited_answer(sql_backend,
                        for p in limited.provider_summaries)
             cut += len(want) < len(full.allocation_requests)
     assert cut, "no query had more candidates than its limit: the cloud is too small"
+    if small_batches:
+        # The floor (2 trees at limit 3), the share (4 at 9, 6 at 13), and
+        # later batches at the cap (3) were all read.
+        assert {("_first_size", 2), ("_first_size", 4), ("_first_size", 6),
+                ("_next_size", 3)} <= set(sizes), sizes
