@@ -297,10 +297,10 @@ def summarise(engine: str, case: str, samples: Samples,
     ratios = [r for rs in by_session.values() for r in rs]
     sessions = [median(rs) for rs in by_session.values()]
     won, lost = sum(r < 1 for r in sessions), sum(r > 1 for r in sessions)
-    answers = _answers(digests)
+    ratio, answers = median(ratios), _answers(digests)
     report.figures.append(Figure(
-        BENCH, engine, f"{case} head/base", median(ratios), "x",
-        f"{median(ratios):.3f}; sessions {min(sessions):.3f}-{max(sessions):.3f}, head faster "
+        BENCH, engine, f"{case} head/base", ratio, "x",
+        f"{ratio:.3f}; sessions {min(sessions):.3f}-{max(sessions):.3f}, head faster "
         f"in {won} of {len(sessions)} (sign test p={sign_test(won, lost):.2g}); {answers}",
         min(sessions), max(sessions)))
     if answers != "same answers":
@@ -335,8 +335,7 @@ def run_engine(engine: str, args: argparse.Namespace, checkouts: dict[str, str],
             seed.analyze(url)
             for cloud in clouds:
                 if cloud == "worst":
-                    seed.fill_sql(url, int(args.providers * candidates.WORST_FULL))
-                    seed.analyze(url)
+                    candidates.fill_worst(url, args.providers)
                 _sessions(engine, args, checkouts, url, os.path.join(scratch, cloud),
                           _cases(cloud), report, samples)
 
@@ -372,7 +371,8 @@ def _cases(cloud: str) -> list[tuple[str, t.CandidateQuery]]:
         return candidates.trees_cases(False)
     if cloud == "worst":
         return [(f"worst limit={limit}", t.CandidateQuery(resources=candidates.REQUEST,
-                                                          limit=limit)) for limit in (10, 1000)]
+                                                          limit=limit))
+                for limit in candidates.WORST_LIMITS]
     return candidates.cases()
 
 

@@ -42,6 +42,7 @@ API_SAMPLE = 50
 # The worst case of a limited search: this share of the cloud, the trees
 # with the lowest ids, full.
 WORST_FULL = 0.7
+WORST_LIMITS = (10, 1000)
 # A case is skipped at the next size when even linear growth from the size
 # before would make one call of a backend take longer than this.
 CALL_BUDGET_S = 30.0
@@ -195,20 +196,27 @@ def _grow(report: Report, engine: str, backends: dict[str, PlacementBackend],
         previous = step.size
 
 
+def fill_worst(url: str, size: int) -> int:
+    """Make the trees of the lowest-id WORST_FULL of ``size`` providers
+    full, then refresh the statistics; how many were made full."""
+    full = int(size * WORST_FULL)
+    seed.fill_sql(url, full)
+    seed.analyze(url)
+    return full
+
+
 def _worst_case(report: Report, engine: str, size: int, backend: PlacementBackend, url: str,
                 samples: int) -> None:
     """Limited searches when the lowest-id trees (WORST_FULL of the cloud)
     are full, so a search must pass them all before it finds a match
     (the sql side only: Placement builds every candidate before cutting
     whatever the order)."""
-    full = int(size * WORST_FULL)
     began = time.perf_counter()
-    seed.fill_sql(url, full)
-    seed.analyze(url)
+    full = fill_worst(url, size)
     report.figures.append(Figure(BENCH, engine, f"{size} worst case fill (setup)",
                                  time.perf_counter() - began, "s",
                                  f"providers 0..{full - 1} made full"))
-    for limit in (10, 1000):
+    for limit in WORST_LIMITS:
         query = t.CandidateQuery(resources=REQUEST, limit=limit)
         backend.get_allocation_candidates(query)
         runs = [_timed(backend.get_allocation_candidates, query) for _ in range(samples)]
