@@ -26,7 +26,7 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 from benchmarks import environment as env
-from benchmarks import seed
+from benchmarks import replay, seed
 from benchmarks.results import Figure, Report, Verdict, percentile
 from rtframework.placement import types as t
 from rtframework.placement.backend import PlacementBackend
@@ -218,8 +218,12 @@ def _worst_case(report: Report, engine: str, size: int, backend: PlacementBacken
                                  f"providers 0..{full - 1} made full"))
     for limit in WORST_LIMITS:
         query = t.CandidateQuery(resources=REQUEST, limit=limit)
-        backend.get_allocation_candidates(query)
-        runs = [_timed(backend.get_allocation_candidates, query) for _ in range(samples)]
+        with replay.recording(backend.engine) as statements:
+            backend.get_allocation_candidates(query)
+        runs, alone = [], []
+        for _ in range(samples):
+            runs.append(_timed(backend.get_allocation_candidates, query))
+            alone.append(replay.replay(backend.engine, statements))
         ms = [r[0] for r in runs]
         p50 = percentile(ms, 50)
         report.figures.append(Figure(
@@ -228,10 +232,24 @@ def _worst_case(report: Report, engine: str, size: int, backend: PlacementBacken
         report.figures.append(Figure(
             BENCH, engine, f"{size} worst case limit={limit} sql cpu p50",
             percentile([r[1] for r in runs], 50), "ms", "this process's CPU time per call"))
+        _statements_alone(report, engine, f"{size} worst case limit={limit}", statements,
+                          alone)
         if limit == 10:
             report.verdicts.append(Verdict(
                 BENCH, engine, f"{size} providers, {full} lowest-id trees full, limit=10: "
                 f"sql p50 <= {TARGET_P50_MS:g} ms", f"{p50:.1f} ms", p50 <= TARGET_P50_MS))
+
+
+def _statements_alone(report: Report, engine: str, case: str,
+                      statements: list[replay.Statement],
+                      replays: list[tuple[float, int]]) -> None:
+    """The p50 of replaying one sql search's statements, each replay
+    taken right after a timed search."""
+    report.figures.append(Figure(
+        BENCH, engine, f"{case} sql statements alone p50",
+        percentile([ms for ms, _rows in replays], 50), "ms",
+        f"the search's {len(statements)} statements replayed on a DBAPI connection, "
+        f"{replays[-1][1]} rows fetched (benchmarks/replay.py)"))
 
 
 def _projected_s(report: Report, engine: str, case: str, name: str, size: int,
@@ -258,14 +276,21 @@ def _measure(report: Report, engine: str, size: int, previous: int | None, all_b
         latencies: dict[str, list[float]] = {name: [] for name in backends}
         cpu: list[float] = []
         found: dict[str, int] = {}
-        for backend in backends.values():  # warm caches and connections
-            backend.get_allocation_candidates(query)
+        statements: list[replay.Statement] = []
+        for name, backend in backends.items():  # warm caches and connections
+            if name == "sql":
+                with replay.recording(backend.engine) as statements:
+                    backend.get_allocation_candidates(query)
+            else:
+                backend.get_allocation_candidates(query)
+        alone: list[tuple[float, int]] = []
         for _ in range(count):
             for name, backend in backends.items():
                 ms, used, found[name] = _timed(backend.get_allocation_candidates, query)
                 latencies[name].append(ms)
                 if name == "sql":
                     cpu.append(used)
+                    alone.append(replay.replay(backend.engine, statements))
         for name, samples in latencies.items():
             for q in (50, 95):
                 report.figures.append(Figure(
@@ -277,6 +302,8 @@ def _measure(report: Report, engine: str, size: int, previous: int | None, all_b
             report.figures.append(Figure(
                 BENCH, engine, f"{size} {case} sql cpu p50", percentile(cpu, 50), "ms",
                 "this process's CPU time per call"))
+        if alone:
+            _statements_alone(report, engine, f"{size} {case}", statements, alone)
         if "placement" in latencies and "sql" in latencies:
             speedup = percentile(latencies["placement"], 50) / percentile(latencies["sql"], 50)
             detail = "" if found["sql"] == found["placement"] else \

@@ -109,3 +109,15 @@ def test_each_sql_search_reports_the_cpu_it_spent_here(run):
     for case in walls:
         cpu = figures[case.replace(" sql p50", " sql cpu p50")]
         assert cpu["unit"] == "ms" and cpu["value"] > 0
+
+
+def test_each_sql_search_reports_its_statements_replayed_alone(run):
+    _code, document = run
+    figures = {f["case"]: f for f in document["figures"] if f["bench"] == "candidates"}
+    walls = [case for case in figures if case.endswith(" sql p50")
+             and "SKIPPED" not in figures[case]["detail"]]
+    assert any("worst case" in case for case in walls)
+    for case in walls:
+        alone = figures[case.replace(" sql p50", " sql statements alone p50")]
+        assert alone["unit"] == "ms" and alone["value"] > 0
+        assert "rows fetched" in alone["detail"]
