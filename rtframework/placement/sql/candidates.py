@@ -232,6 +232,24 @@ _pa = m.provider_aggregates
 _MEMBERSHIPS = sa.select(_pa.c.resource_provider_id, _pa.c.aggregate_id)
 
 
+_MEMBERSHIPS_OF = _MEMBERSHIPS.where(
+    _pa.c.resource_provider_id.in_(sa.bindparam("ids", expanding=True)))
+# SQLite binds each id of an IN list as a parameter of its own, and refuses
+# a statement with more than SQLITE_MAX_VARIABLE_NUMBER of them: 999 before
+# SQLite 3.32 (still the system library of some distributions), 32,766
+# after, whatever a build chose. The other drivers put the values into the
+# statement's text themselves.
+_SQLITE_IDS_PER_STATEMENT = 999
+
+
+def _memberships_of(conn: sa.Connection, ids: list[int]) -> Iterator[tuple[int, int]]:
+    """(provider id, aggregate id) of the providers ``ids``, read in as
+    many statements as the engine needs (see _SQLITE_IDS_PER_STATEMENT)."""
+    step = _SQLITE_IDS_PER_STATEMENT if conn.dialect.name == "sqlite" else len(ids) or 1
+    for start in range(0, len(ids), step):
+        yield from conn.execute(_MEMBERSHIPS_OF, {"ids": ids[start:start + step]})
+
+
 @functools.lru_cache(maxsize=64)
 def _trees_and_memberships(roots: sa.Select, lateral: bool) -> tuple[sa.Select, sa.Select]:
     """The trees of the roots ``roots`` selects, and (provider id,
@@ -297,8 +315,7 @@ def find(conn: sa.Connection, query: t.CandidateQuery) -> t.AllocationCandidates
         if not roots:
             break
         if query.member_of or query.forbidden_aggregates:
-            trees.add_aggregates(conn.execute(_MEMBERSHIPS.where(
-                _pa.c.resource_provider_id.in_(trees.provider_ids()))))
+            trees.add_aggregates(_memberships_of(conn, trees.provider_ids()))
         after = roots[-1]
         for root in roots:
             found = 0
