@@ -232,8 +232,7 @@ def _worst_case(report: Report, engine: str, size: int, backend: PlacementBacken
         report.figures.append(Figure(
             BENCH, engine, f"{size} worst case limit={limit} sql cpu p50",
             percentile([r[1] for r in runs], 50), "ms", "this process's CPU time per call"))
-        _statements_alone(report, engine, f"{size} worst case limit={limit}", statements,
-                          alone)
+        _statements_alone(report, engine, f"{size} worst case limit={limit}", alone)
         if limit == 10:
             report.verdicts.append(Verdict(
                 BENCH, engine, f"{size} providers, {full} lowest-id trees full, limit=10: "
@@ -241,15 +240,15 @@ def _worst_case(report: Report, engine: str, size: int, backend: PlacementBacken
 
 
 def _statements_alone(report: Report, engine: str, case: str,
-                      statements: list[replay.Statement],
-                      replays: list[tuple[float, int]]) -> None:
+                      replays: list[replay.Replayed]) -> None:
     """The p50 of replaying one sql search's statements, each replay
     taken right after a timed search."""
+    last = replays[-1]
     report.figures.append(Figure(
         BENCH, engine, f"{case} sql statements alone p50",
-        percentile([ms for ms, _rows in replays], 50), "ms",
-        f"the search's {len(statements)} statements replayed on a DBAPI connection, "
-        f"{replays[-1][1]} rows fetched (benchmarks/replay.py)"))
+        percentile([r.ms for r in replays], 50), "ms",
+        f"the search's {last.statements} statements replayed on a DBAPI connection, "
+        f"{last.rows} rows fetched (benchmarks/replay.py)"))
 
 
 def _projected_s(report: Report, engine: str, case: str, name: str, size: int,
@@ -283,7 +282,7 @@ def _measure(report: Report, engine: str, size: int, previous: int | None, all_b
                     backend.get_allocation_candidates(query)
             else:
                 backend.get_allocation_candidates(query)
-        alone: list[tuple[float, int]] = []
+        alone: list[replay.Replayed] = []
         for _ in range(count):
             for name, backend in backends.items():
                 ms, used, found[name] = _timed(backend.get_allocation_candidates, query)
@@ -303,7 +302,7 @@ def _measure(report: Report, engine: str, size: int, previous: int | None, all_b
                 BENCH, engine, f"{size} {case} sql cpu p50", percentile(cpu, 50), "ms",
                 "this process's CPU time per call"))
         if alone:
-            _statements_alone(report, engine, f"{size} {case}", statements, alone)
+            _statements_alone(report, engine, f"{size} {case}", alone)
         if "placement" in latencies and "sql" in latencies:
             speedup = percentile(latencies["placement"], 50) / percentile(latencies["sql"], 50)
             detail = "" if found["sql"] == found["placement"] else \

@@ -26,15 +26,16 @@ def test_the_replay_runs_what_the_search_ran_against_the_data_as_it_is_now(
     assert found.allocation_requests
     assert any("inventories" in s.text for s in statements)
 
-    _ms, rows = replay.replay(backend.engine, statements)
+    replayed = replay.replay(backend.engine, statements)
+    assert replayed.statements == len(statements)
     # The search reads a row per class of every provider it returns.
-    assert rows >= len(QUERY.resources) * len(found.allocation_requests)
+    assert replayed.rows >= len(QUERY.resources) * len(found.allocation_requests)
 
     seed.seed_sql(database_url, 12, 20)  # more providers that match
     more = backend.get_allocation_candidates(QUERY)
     assert len(more.allocation_requests) > len(found.allocation_requests)
-    _ms, rows_now = replay.replay(backend.engine, statements)
-    assert rows_now - rows == len(QUERY.resources) * (
+    again = replay.replay(backend.engine, statements)
+    assert again.rows - replayed.rows == len(QUERY.resources) * (
         len(more.allocation_requests) - len(found.allocation_requests))
 
 

@@ -33,12 +33,12 @@ def of_consumer(engine: sa.Engine, consumer_uuid: str) -> t.ConsumerAllocations:
     )
 
 
-_CHUNK = 1000
+_CHUNK = queries.SQLITE_BOUND_VALUES
 
 
 def of_consumers(engine: sa.Engine, consumer_uuids: list[str]) -> dict[str, t.ConsumerAllocations]:
-    """:func:`of_consumer` of many consumers, in a statement or two per
-    thousand of them."""
+    """:func:`of_consumer` of many consumers, two statements per
+    ``_CHUNK`` of them (SQLite's smallest limit of bound values)."""
     uuids = list(dict.fromkeys(
         validation.normalize_uuid(u, "consumer uuid") for u in consumer_uuids))
     c = m.consumers

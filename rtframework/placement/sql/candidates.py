@@ -234,12 +234,9 @@ _MEMBERSHIPS = sa.select(_pa.c.resource_provider_id, _pa.c.aggregate_id)
 
 _MEMBERSHIPS_OF = _MEMBERSHIPS.where(
     _pa.c.resource_provider_id.in_(sa.bindparam("ids", expanding=True)))
-# SQLite binds each id of an IN list as a parameter of its own, and refuses
-# a statement with more than SQLITE_MAX_VARIABLE_NUMBER of them: 999 before
-# SQLite 3.32 (still the system library of some distributions), 32,766
-# after, whatever a build chose. The other drivers put the values into the
+# See queries.SQLITE_BOUND_VALUES; the other drivers put the values into the
 # statement's text themselves.
-_SQLITE_IDS_PER_STATEMENT = 999
+_SQLITE_IDS_PER_STATEMENT = queries.SQLITE_BOUND_VALUES
 
 
 def _memberships_of(conn: sa.Connection, ids: list[int]) -> Iterator[tuple[int, int]]:

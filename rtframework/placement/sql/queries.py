@@ -108,6 +108,13 @@ def keep_generation(row, expected: int) -> int:
     return expected
 
 
+# SQLite binds each value of an IN list as a parameter of its own and
+# refuses a statement with more than SQLITE_MAX_VARIABLE_NUMBER of them:
+# 999 before SQLite 3.32 (still some systems' library), 32,766 after,
+# whatever a build chose. Long lists of ids are read in pieces this long.
+SQLITE_BOUND_VALUES = 999
+
+
 # Built once: constructing SQLAlchemy expressions costs more than running
 # these small queries, and the hot paths (candidates, allocation writes)
 # call them on every request.
