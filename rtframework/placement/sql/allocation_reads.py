@@ -38,7 +38,7 @@ _CHUNK = queries.SQLITE_BOUND_VALUES
 
 def of_consumers(engine: sa.Engine, consumer_uuids: list[str]) -> dict[str, t.ConsumerAllocations]:
     """:func:`of_consumer` of many consumers, two statements per
-    ``_CHUNK`` of them (SQLite's smallest limit of bound values)."""
+    ``_CHUNK`` of them (SQLite's default limit of bound values before 3.32)."""
     uuids = list(dict.fromkeys(
         validation.normalize_uuid(u, "consumer uuid") for u in consumer_uuids))
     c = m.consumers

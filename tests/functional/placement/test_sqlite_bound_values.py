@@ -12,7 +12,7 @@ import pytest
 import sqlalchemy as sa
 
 from rtframework.placement import types as t
-from rtframework.placement.sql import allocation_reads, candidates
+from rtframework.placement.sql import allocation_reads, candidates, queries
 
 AGGREGATE = str(uuid.uuid4())
 TREES = 30
@@ -83,3 +83,10 @@ def test_allocations_of_more_consumers_than_one_statement_may_bind(sql_backend, 
     _few_variables(sql_backend)
     monkeypatch.setattr(allocation_reads, "_CHUNK", LIMIT)
     assert sql_backend.get_consumers_allocations(asked) == expected
+
+
+def test_lists_of_ids_are_read_in_pieces_any_sqlite_binds():
+    # 999: SQLite's default before 3.32, what the tests above shrink.
+    assert queries.SQLITE_BOUND_VALUES <= 999
+    assert candidates._SQLITE_IDS_PER_STATEMENT == queries.SQLITE_BOUND_VALUES
+    assert allocation_reads._CHUNK == queries.SQLITE_BOUND_VALUES
