@@ -101,11 +101,18 @@ def test_unknown_benchmark_or_engine_is_refused():
         bench.parse_args(["--engines", "oracle"])
 
 
-def test_each_sql_search_reports_the_cpu_it_spent_here(run):
-    _code, document = run
+def _sql_searches(document: dict) -> tuple[dict[str, dict], list[str]]:
+    """The candidates figures by case, and the cases of the sql searches
+    measured (their p50s, skipped ones left out)."""
     figures = {f["case"]: f for f in document["figures"] if f["bench"] == "candidates"}
     walls = [case for case in figures if case.endswith(" sql p50")
              and "SKIPPED" not in figures[case]["detail"]]
+    return figures, walls
+
+
+def test_each_sql_search_reports_the_cpu_it_spent_here(run):
+    _code, document = run
+    figures, walls = _sql_searches(document)
     assert walls
     for case in walls:
         cpu = figures[case.replace(" sql p50", " sql cpu p50")]
@@ -114,9 +121,7 @@ def test_each_sql_search_reports_the_cpu_it_spent_here(run):
 
 def test_each_sql_search_reports_its_statements_replayed_alone(run):
     _code, document = run
-    figures = {f["case"]: f for f in document["figures"] if f["bench"] == "candidates"}
-    walls = [case for case in figures if case.endswith(" sql p50")
-             and "SKIPPED" not in figures[case]["detail"]]
+    figures, walls = _sql_searches(document)
     assert any("worst case" in case for case in walls)
     for case in walls:
         alone = figures[case.replace(" sql p50", " sql statements alone p50")]

@@ -33,19 +33,18 @@ def of_consumer(engine: sa.Engine, consumer_uuid: str) -> t.ConsumerAllocations:
     )
 
 
-_CHUNK = queries.SQLITE_BOUND_VALUES
-
-
 def of_consumers(engine: sa.Engine, consumer_uuids: list[str]) -> dict[str, t.ConsumerAllocations]:
     """:func:`of_consumer` of many consumers, two statements per
-    ``_CHUNK`` of them (SQLite's default limit of bound values before 3.32)."""
+    queries.SQLITE_BOUND_VALUES of them (SQLite's default limit of bound
+    values before 3.32, on every engine)."""
+    step = queries.SQLITE_BOUND_VALUES
     uuids = list(dict.fromkeys(
         validation.normalize_uuid(u, "consumer uuid") for u in consumer_uuids))
     c = m.consumers
     found: dict[str, t.ConsumerAllocations] = {}
     with translated(), db.read(engine) as conn:
-        for first in range(0, len(uuids), _CHUNK):
-            chunk = uuids[first:first + _CHUNK]
+        for first in range(0, len(uuids), step):
+            chunk = uuids[first:first + step]
             rows = {row.uuid: row for row in conn.execute(sa.select(c).where(c.c.uuid.in_(chunk)))}
             held = alloc.consumer_allocations(conn, chunk)
             for uuid in chunk:

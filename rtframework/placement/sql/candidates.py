@@ -234,15 +234,13 @@ _MEMBERSHIPS = sa.select(_pa.c.resource_provider_id, _pa.c.aggregate_id)
 
 _MEMBERSHIPS_OF = _MEMBERSHIPS.where(
     _pa.c.resource_provider_id.in_(sa.bindparam("ids", expanding=True)))
-# See queries.SQLITE_BOUND_VALUES; the other drivers put the values into the
-# statement's text themselves.
-_SQLITE_IDS_PER_STATEMENT = queries.SQLITE_BOUND_VALUES
 
 
 def _memberships_of(conn: sa.Connection, ids: list[int]) -> Iterator[tuple[int, int]]:
-    """(provider id, aggregate id) of the providers ``ids``, read in as
-    many statements as the engine needs (see _SQLITE_IDS_PER_STATEMENT)."""
-    step = _SQLITE_IDS_PER_STATEMENT if conn.dialect.name == "sqlite" else len(ids) or 1
+    """(provider id, aggregate id) of the providers ``ids``: on SQLite in
+    pieces of queries.SQLITE_BOUND_VALUES, elsewhere in one statement (the
+    other drivers put the values into the statement's text themselves)."""
+    step = queries.SQLITE_BOUND_VALUES if conn.dialect.name == "sqlite" else len(ids) or 1
     for start in range(0, len(ids), step):
         yield from conn.execute(_MEMBERSHIPS_OF, {"ids": ids[start:start + step]})
 

@@ -12,7 +12,7 @@ import pytest
 import sqlalchemy as sa
 
 from rtframework.placement import types as t
-from rtframework.placement.sql import allocation_reads, candidates, queries
+from rtframework.placement.sql import queries
 
 AGGREGATE = str(uuid.uuid4())
 TREES = 30
@@ -64,7 +64,7 @@ def test_member_of_across_more_providers_than_one_statement_may_bind(sql_backend
     assert len(expected.allocation_requests) == (limit or TREES)
 
     _few_variables(sql_backend)
-    monkeypatch.setattr(candidates, "_SQLITE_IDS_PER_STATEMENT", LIMIT)
+    monkeypatch.setattr(queries, "SQLITE_BOUND_VALUES", LIMIT)
     assert sql_backend.get_allocation_candidates(query) == expected
 
 
@@ -81,12 +81,11 @@ def test_allocations_of_more_consumers_than_one_statement_may_bind(sql_backend, 
     assert sum(bool(a.allocations) for a in expected.values()) == len(consumers)
 
     _few_variables(sql_backend)
-    monkeypatch.setattr(allocation_reads, "_CHUNK", LIMIT)
+    monkeypatch.setattr(queries, "SQLITE_BOUND_VALUES", LIMIT)
     assert sql_backend.get_consumers_allocations(asked) == expected
 
 
 def test_lists_of_ids_are_read_in_pieces_any_sqlite_binds():
-    # 999: SQLite's default before 3.32, what the tests above shrink.
+    # 999: SQLite's default before 3.32; the tests above shrink this one
+    # constant, which both reads take their pieces' size from.
     assert queries.SQLITE_BOUND_VALUES <= 999
-    assert candidates._SQLITE_IDS_PER_STATEMENT == queries.SQLITE_BOUND_VALUES
-    assert allocation_reads._CHUNK == queries.SQLITE_BOUND_VALUES
