@@ -112,6 +112,9 @@ class Action:
     allocations: t.Allocations  # what was removed (orphans) or claimed (heal)
     done: bool
     detail: str
+    # It had to change and could not (no room, its node gone, refused); an
+    # instance that is busy or fine by now is not a failure.
+    failed: bool = False
 
 
 def delete_orphans(
@@ -173,21 +176,28 @@ def _remove_orphan(backend: PlacementBackend, store: ComputeStore, consumer: str
 def heal(
     backend: PlacementBackend, store: ComputeStore, *, dry_run: bool = False,
     who: str = "heal", recheck_delay: float = 0.5, retries: int = 10,
-    unjudged: set[str] | None = None,
+    unjudged: set[str] | None = None, instance: str | None = None,
+    max_count: int | None = None, left: set[str] | None = None,
 ) -> list[Action]:
     """Make every idle ACTIVE or RESIZED instance (no task, no move) that
     holds nothing, the wrong amounts, or something outside its node hold
     exactly its flavor on its own node. Each write names the consumer
     generation it read, so it fails instead of overwriting a change made
     meanwhile (a new claim names none). ``unjudged``: see
-    :func:`rtframework.invariants.check` (such instances are not healed)."""
+    :func:`rtframework.invariants.check` (such instances are not healed).
+
+    ``instance``: only this instance (uuid). ``max_count``: at most this
+    many instances, in uuid order; the ones left are added to ``left``."""
     wrong = [f for f in invariants.check(backend, store, recheck_delay=recheck_delay,
                                          unjudged=unjudged)
-             if f.kind in HEALABLE_KINDS and f.consumer_uuid]
-    actions = []
-    for uuid in sorted({f.consumer_uuid for f in wrong if f.consumer_uuid}):
-        actions.append(_heal_one(backend, store, uuid, dry_run, who, retries))
-    return actions
+             if f.kind in HEALABLE_KINDS and f.consumer_uuid
+             and (instance is None or f.consumer_uuid == instance)]
+    todo = sorted({f.consumer_uuid for f in wrong if f.consumer_uuid})
+    if max_count is not None:
+        todo, rest = todo[:max_count], todo[max_count:]
+        if left is not None:
+            left.update(rest)
+    return [_heal_one(backend, store, uuid, dry_run, who, retries) for uuid in todo]
 
 
 def _idle(store: ComputeStore, uuid: str) -> v.Instance | None:
@@ -210,11 +220,12 @@ def _heal_one(backend: PlacementBackend, store: ComputeStore, uuid: str, dry_run
         try:
             root = store.node_root_uuid(instance.host or "", instance.node or "")
         except cerrors.ComputeNodeNotFound as exc:  # the node is gone
-            return Action(uuid, {}, False, f"cannot heal on {where}: {exc}")
+            return Action(uuid, {}, False, f"cannot heal on {where}: {exc}", failed=True)
         wanted = _flavor_on(backend, instance, root, held.allocations)
         if wanted is None:
             return Action(uuid, {}, False, f"node {where} has no room for flavor "
-                          f"{instance.flavor.name} {dict(instance.flavor.resources)}")
+                          f"{instance.flavor.name} {dict(instance.flavor.resources)}",
+                          failed=True)
         before = claims.normalized(held.allocations)
         if before == wanted:
             return Action(uuid, {}, False, "holds its flavor already")
@@ -232,7 +243,7 @@ def _heal_one(backend: PlacementBackend, store: ComputeStore, uuid: str, dry_run
         with history.recording(store, who):
             return retry.on_conflict(attempt, retries, f"heal instance {uuid}")
     except perrors.Conflict as exc:
-        return Action(uuid, {}, False, f"refused: {exc}")
+        return Action(uuid, {}, False, f"refused: {exc}", failed=True)
 
 
 def _flavor_on(backend: PlacementBackend, instance: v.Instance, root: str,

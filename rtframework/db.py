@@ -185,11 +185,47 @@ def engine_for(conf: cfg.ConfigOpts, group: str,
         from rtframework.conf import ConfigError
 
         raise ConfigError(f"invalid [{group}] connection{_set_in(conf, group)} "
-                          f"{masked(url)}: {_url_problem(exc)}") from exc
+                          f"{masked(url)}: {_url_problem(exc, url)}") from exc
 
 
 class DatabaseError(RuntimeError):
     """A database could not be opened or used; one line, no SQL."""
+
+
+class DatabaseNotFound(DatabaseError):
+    """The configured database does not exist on its server (or its user
+    may not use it): a configuration error, not a failed step."""
+
+
+# The extra of setup.cfg that installs each server's driver, and that driver.
+DRIVER_EXTRA = {"postgresql": "postgresql", "mysql": "mysql", "mariadb": "mysql"}
+_EXTRA_DRIVER = {"postgresql": "psycopg2", "mysql": "pymysql", "mariadb": "pymysql"}
+# MySQL: unknown database, or access denied to it (which a user without
+# rights gets whether it exists or not).
+_MYSQL_MISSING = (1049, 1044)
+
+
+def is_missing_database(backend: str, name: str | None, error: BaseException) -> bool:
+    """Whether ``error`` (the driver's) says the database ``name`` is not there."""
+    if backend == "postgresql":
+        return f'database "{name}" does not exist' in str(error)
+    if backend in mysql_engine.BACKENDS:
+        return mysql_engine.error_code(error) in _MYSQL_MISSING
+    return False
+
+
+def missing_driver(url: sa.engine.URL, exc: ImportError) -> str:
+    """Why ``url``'s driver cannot be loaded, and the extra that installs one."""
+    backend = url.get_backend_name()
+    extra = DRIVER_EXTRA.get(backend)
+    if extra is None:
+        return f"the database driver is not installed ({exc})"
+    text = (f"the database driver is not installed ({exc}); install the [{extra}] extra: "
+            f"pip install 'rtframework[{extra}]' (from a checkout: pip install -e '.[{extra}]')")
+    driver = _EXTRA_DRIVER[backend]
+    if url.get_driver_name() != driver:
+        text += f", which brings {driver}: name it in the URL ({backend}+{driver}://...)"
+    return text
 
 
 def _set_in(conf: cfg.ConfigOpts, group: str) -> str:
@@ -211,14 +247,14 @@ def masked(url: str) -> str:
         return repr(url)
 
 
-def _url_problem(exc: BaseException) -> str:
+def _url_problem(exc: BaseException, url: str) -> str:
     if isinstance(exc, sa.exc.NoSuchModuleError):
         return (f"unknown database dialect or driver ({str(exc).rsplit(':', 1)[-1]}); "
                 "use sqlite:///PATH, postgresql+psycopg2://... or mysql+pymysql://...")
     if isinstance(exc, sa.exc.ArgumentError):
         return "not a database URL (e.g. postgresql+psycopg2://user:pass@host:5432/name)"
     if isinstance(exc, ImportError):
-        return f"the database driver is not installed ({exc})"
+        return missing_driver(sa.engine.make_url(url), exc)
     return f"{exc} (is the port a number?)"
 
 
@@ -237,11 +273,16 @@ def opening(conf: cfg.ConfigOpts, group: str) -> Iterator[None]:
     try:
         yield
     except (sa.exc.SQLAlchemyError, OSError) as exc:
-        url = masked(connection_url(conf, group))
+        url = connection_url(conf, group)
         reason = describe(exc) if isinstance(exc, sa.exc.SQLAlchemyError) else (
             f"{exc.strerror or exc}: {exc.filename}" if exc.filename else str(exc))
-        raise DatabaseError(f"cannot use the [{group}] connection{_set_in(conf, group)} "
-                            f"{url}: {reason}") from exc
+        parsed = sa.engine.make_url(url)
+        missing = isinstance(exc, sa.exc.DBAPIError) and is_missing_database(
+            parsed.get_backend_name(), parsed.database, exc.orig)
+        error, advice = ((DatabaseNotFound, "; create the database, or correct the URL")
+                         if missing else (DatabaseError, ""))
+        raise error(f"cannot use the [{group}] connection{_set_in(conf, group)} "
+                    f"{masked(url)}: {reason}{advice}") from exc
 
 
 @contextlib.contextmanager
@@ -349,10 +390,23 @@ def schema_lock(engine: sa.Engine, version_table: str) -> Iterator[None]:
                     fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def upgrade(script_location: str, engine: sa.Engine, version_table: str) -> None:
-    """Bring the schema to the newest revision (idempotent, safe to race)."""
+def upgrade(script_location: str, engine: sa.Engine,
+            version_table: str) -> tuple[str | None, str | None]:
+    """Bring the schema to the newest revision (idempotent, safe to race);
+    returns the revisions before and after (None: no schema)."""
     with schema_lock(engine, version_table):
+        before = current_revision(script_location, engine, version_table)
         alembic_command.upgrade(alembic_config(script_location, engine, version_table), "head")
+        return before, head_revision(script_location)
+
+
+def describe_upgrade(what: str, before: str | None, after: str | None) -> str:
+    """One line saying what :func:`upgrade` did to the ``what`` database."""
+    if before == after:
+        return f"{what} database: up to date (revision {after})"
+    if before is None:
+        return f"{what} database: schema created (revision {after})"
+    return f"{what} database: upgraded from revision {before} to {after}"
 
 
 @functools.cache

@@ -1,19 +1,21 @@
 """``rtf check``, ``rtf audit``, ``rtf heal`` and ``rtf allocations history``.
 
-check, audit and heal (also with --dry-run or --delete) exit with status
-1 exactly when they found something, so they can gate scripts and CI, and
-say "no findings" in one line when there was nothing. Every finding names
-the command that repairs it (the Fix column).
+Their exit statuses (:mod:`rtframework.cmd.status`) are nova-manage's:
+check and audit exit 3 when they list findings, ``audit --delete`` 4
+when it removed allocations, heal 0 when it healed, 4 when there was
+nothing to heal, 1 when ``--max-count`` left instances to heal and 3 when
+one could not be healed; so they can gate scripts and CI. They say "no
+findings" in one line when there was nothing. Every finding names the
+command that repairs it (the Fix column).
 """
 
 from __future__ import annotations
 
-import json
-
 from cliff.lister import Lister
 
 from rtframework import audit, invariants
-from rtframework.cmd import names
+from rtframework.cmd import arguments, names, status
+from rtframework.cmd.columns import Amounts, Nested, optional
 
 _FINDING_COLUMNS = ("Kind", "Consumer", "Consumer name", "Provider", "Provider name", "Detail",
                     "Fix")
@@ -48,22 +50,24 @@ def _fixes(findings, store) -> list[str]:
 
 
 def _finding_rows(findings, label: names.Names, store):
-    return [(f.kind, f.consumer_uuid or "", label.consumer(f.consumer_uuid),
-             f.provider_uuid or "", label.provider(f.provider_uuid), f.detail, fix)
+    return [(f.kind, optional(f.consumer_uuid), optional(label.consumer(f.consumer_uuid)),
+             optional(f.provider_uuid), optional(label.provider(f.provider_uuid)), f.detail,
+             fix)
             for f, fix in zip(findings, _fixes(findings, store), strict=True)]
 
 
 def _action_rows(actions, label: names.Names):
-    return [(a.consumer_uuid, label.consumer(a.consumer_uuid),
-             json.dumps(a.allocations, sort_keys=True), a.done, a.detail)
+    return [(a.consumer_uuid, optional(label.consumer(a.consumer_uuid)),
+             Nested(a.allocations), a.done, a.detail)
             for a in actions]
 
 
 class _ExitOnFindings(Lister):
-    """A Lister whose exit status is 1 when ``self.failed`` is set, and
-    that says "no findings" (in table form) when it lists nothing."""
+    """A Lister whose exit status is ``self.status`` (see
+    :mod:`rtframework.cmd.status`), and that says "no findings" (in table
+    form) when it lists nothing."""
 
-    failed = False
+    status = status.OK
 
     def produce_output(self, parsed_args, column_names, data):
         data = list(data)
@@ -76,8 +80,7 @@ class _ExitOnFindings(Lister):
         return names.Names(self.app.backend, self.app.compute)
 
     def run(self, parsed_args):
-        status = super().run(parsed_args)
-        return 1 if self.failed else status
+        return super().run(parsed_args) or self.status
 
     def _say_unjudged(self, unjudged: set[str], label: names.Names) -> None:
         """On stderr, so that the listed findings stay machine-readable;
@@ -106,7 +109,7 @@ class Check(_ExitOnFindings):
                                  stale_after=parsed_args.stale_after, unjudged=unjudged)
         label = self._names()
         self._say_unjudged(unjudged, label)
-        self.failed = bool(found)
+        self.status = status.FINDINGS if found else status.OK
         return _FINDING_COLUMNS, _finding_rows(found, label, self.app.compute)
 
 
@@ -128,31 +131,53 @@ class Audit(_ExitOnFindings):
             "left with its fix.")
         parser.add_argument("--who", default="audit",
                             help="Name recorded in the allocation history (default audit).")
+        parser.add_argument(
+            "--resource-provider", metavar="PROVIDER",
+            help="Only findings about this provider (uuid or name) or about consumers "
+            "holding allocations on it; with --delete, only those consumers' "
+            "allocations are removed (everywhere they hold them).")
         return parser
 
     def take_action(self, parsed_args):
         backend, store = self.app.backend, self.app.compute
+        provider = (names.provider_uuid(backend, parsed_args.resource_provider)
+                    if parsed_args.resource_provider else None)
         unjudged: set[str] = set()
         found = audit.audit(backend, store, recheck_delay=parsed_args.recheck_delay,
                             stale_after=parsed_args.stale_after, unjudged=unjudged)
+        if provider is not None:
+            holders = set(backend.get_provider_allocations(provider))
+            found = [f for f in found
+                     if f.provider_uuid == provider or f.consumer_uuid in holders]
         label = self._names()
         self._say_unjudged(unjudged, label)
-        self.failed = bool(found)
+        self.status = status.FINDINGS if found else status.OK
         if not parsed_args.delete:
             return _FINDING_COLUMNS, _finding_rows(found, label, store)
         actions = audit.delete_orphans(backend, store, found, who=parsed_args.who,
                                        retries=self.app.conf.placement.conflict_retries)
         removed = {a.consumer_uuid for a in actions}
         # What --delete does not repair stays listed, with its fix.
-        rest = [(f.consumer_uuid or "", label.consumer(f.consumer_uuid), "{}", False,
-                 f"{f}; fix: {fix}")
+        rest = [(optional(f.consumer_uuid), optional(label.consumer(f.consumer_uuid)),
+                 Nested({}), False, f"{f}; fix: {fix}")
                 for f, fix in zip(found, _fixes(found, store), strict=True)
                 if f.consumer_uuid not in removed]
+        if rest:
+            self.status = status.FINDINGS
+        elif any(a.done for a in actions):
+            self.status = status.AUDIT_DELETED
+        else:
+            self.status = status.OK
         return _ACTION_COLUMNS, _action_rows(actions, label) + rest
 
 
 class Heal(_ExitOnFindings):
-    """Make every idle live instance hold exactly its flavor on its own node."""
+    """Make every idle live instance hold exactly its flavor on its own node.
+
+    Exit status 0: it healed (with --dry-run: would heal) every instance it
+    had to; 4: nothing to heal; 1: --max-count left instances to heal; 3:
+    an instance could not be healed.
+    """
 
     def get_parser(self, prog_name):
         parser = _add_recheck(super().get_parser(prog_name))
@@ -160,17 +185,38 @@ class Heal(_ExitOnFindings):
                             help="Print what would be claimed and change nothing.")
         parser.add_argument("--who", default="heal",
                             help="Name recorded in the allocation history (default heal).")
+        parser.add_argument("--instance", metavar="INSTANCE",
+                            help="Heal only this instance (uuid or unique name).")
+        parser.add_argument("--max-count", type=arguments.positive, metavar="N",
+                            help="Heal at most N instances (in uuid order), then stop; exit "
+                            "status 1 when some were left.")
         return parser
 
     def take_action(self, parsed_args):
+        store = self.app.compute
+        instance = (store.lookup_instance(parsed_args.instance).uuid
+                    if parsed_args.instance else None)
         unjudged: set[str] = set()
-        actions = audit.heal(self.app.backend, self.app.compute, dry_run=parsed_args.dry_run,
+        left: set[str] = set()
+        actions = audit.heal(self.app.backend, store, dry_run=parsed_args.dry_run,
                              who=parsed_args.who, recheck_delay=parsed_args.recheck_delay,
                              retries=self.app.conf.placement.conflict_retries,
-                             unjudged=unjudged)
+                             unjudged=unjudged, instance=instance,
+                             max_count=parsed_args.max_count, left=left)
         label = self._names()
         self._say_unjudged(unjudged, label)
-        self.failed = bool(actions)
+        if left:
+            self.app.stderr.write(f"--max-count {parsed_args.max_count} reached: "
+                                  f"{len(left)} instance(s) left to heal; run heal again\n")
+        changed = [a for a in actions if a.done or (parsed_args.dry_run and a.allocations)]
+        if any(a.failed for a in actions):
+            self.status = status.FINDINGS
+        elif left:
+            self.status = status.FAILED
+        elif changed:
+            self.status = status.OK
+        else:
+            self.status = status.HEAL_NOTHING_TO_DO
         return _ACTION_COLUMNS, _action_rows(actions, label)
 
 
@@ -190,7 +236,7 @@ class AllocationsHistory(Lister):
         return ("When", "Consumer", "Consumer name", "Provider", "Provider name", "Before",
                 "After", "Who", "Why"), [
             (r.created_at.isoformat(timespec="milliseconds"), r.consumer_uuid,
-             label.consumer(r.consumer_uuid), r.provider_uuid, label.provider(r.provider_uuid),
-             json.dumps(dict(r.before), sort_keys=True), json.dumps(dict(r.after), sort_keys=True),
+             optional(label.consumer(r.consumer_uuid)), r.provider_uuid,
+             optional(label.provider(r.provider_uuid)), Amounts(r.before), Amounts(r.after),
              r.who, r.why)
             for r in rows]

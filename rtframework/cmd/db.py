@@ -10,14 +10,13 @@ class DbSync(Command):
     """Run the schema migrations of the placement and compute databases."""
 
     def take_action(self, parsed_args):
+        from rtframework import db
         from rtframework.compute import store
         from rtframework.placement.sql.backend import sync_schema
 
         conf = self.app.conf
-        sync_schema(conf)
-        self.app.stdout.write("placement database: up to date\n")
-        store.sync_schema(conf)
-        self.app.stdout.write("compute database: up to date\n")
+        self.app.stdout.write(db.describe_upgrade("placement", *sync_schema(conf)) + "\n")
+        self.app.stdout.write(db.describe_upgrade("compute", *store.sync_schema(conf)) + "\n")
         return 0
 
 

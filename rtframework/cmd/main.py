@@ -5,10 +5,12 @@ their names become spaces: ``providers_list`` is ``rtf providers list``).
 Each command reaches configuration and backends through the app:
 ``self.app.conf``, ``self.app.backend``, ``self.app.compute``.
 
-Exit status, the same for every command (see :data:`EXIT_STATUS`): 0 when
-all went well and nothing was found, 1 when a step failed or findings
-were reported, 2 for a usage or configuration error (nothing was changed).
-A command that printed its result but failed a step sets ``self.failed``.
+Exit status, the same for every command (see :mod:`rtframework.cmd.status`):
+0 when all went well, 1 when a step failed, 2 for a usage or configuration
+error (nothing was changed), 3 when findings were listed; heal and audit
+answer as nova-manage's heal_allocations and placement audit (4: nothing
+to heal, allocations removed). A command that printed its result but
+failed a step sets ``self.failed``.
 """
 
 from __future__ import annotations
@@ -25,23 +27,17 @@ from cliff.commandmanager import CommandManager
 import rtframework
 from rtframework import conf as rtconf
 from rtframework import history
+from rtframework.cmd import status
 
 LOG = logging.getLogger(__name__)
 
-EXIT_STATUS = """exit status:
-  0  done, and nothing found (check, audit, heal: no findings)
-  1  a step failed (a refused move, a failed provider update, a failed
-     live migration) or findings were reported
-  2  usage or configuration error: bad arguments or options, an unknown
-     or ambiguous name, a missing or invalid configuration; nothing changed
-
-running rtf without a command prints this help (exit status 2)."""
+EXIT_STATUS = status.HELP
 
 
 def is_usage_error(exc: BaseException) -> bool:
     """Errors that mean "the request was wrong", not "the step failed"."""
     from rtframework.compute import errors as compute_errors
-    from rtframework.db import SchemaNotCurrent
+    from rtframework.db import DatabaseNotFound, SchemaNotCurrent
     from rtframework.driver import DriverLoadError
     from rtframework.moves.errors import MoveError
     from rtframework.placement import errors as placement_errors
@@ -49,7 +45,8 @@ def is_usage_error(exc: BaseException) -> bool:
     from rtframework.tracker import InvalidFlavor, UnknownNode
 
     # SchemaNotCurrent: auto_sync is off and `rtf db sync` was not run.
-    usage = (rtconf.ConfigError, SchemaNotCurrent, DriverLoadError, BackendLoadError, ValueError,
+    usage = (rtconf.ConfigError, SchemaNotCurrent, DatabaseNotFound, DriverLoadError,
+             BackendLoadError, ValueError,
              compute_errors.NotFound, compute_errors.AmbiguousInstance, compute_errors.InvalidValue,
              placement_errors.NotFound, placement_errors.InvalidRequest, InvalidFlavor,
              UnknownNode)
@@ -124,12 +121,13 @@ class RtfApp(App):
         return self._compute
 
     def run(self, argv: list[str]) -> int:
-        status = super().run(argv)
-        return 2 if self._no_command else status
+        code = super().run(argv)
+        return status.USAGE if self._no_command else code
 
     def interact(self) -> None:
         # No command given: print the help (and the commands) instead of
         # starting an interactive shell that would read commands from stdin.
+        # (`rtf --help` asked for it and gets it in print_help_if_requested.)
         self._no_command = True
         try:
             cliff_help.HelpAction([], argparse.SUPPRESS, default=self)(
@@ -140,12 +138,12 @@ class RtfApp(App):
     def run_subcommand(self, argv: list[str]) -> int:
         self._error = None
         self._failed = False
-        status = super().run_subcommand(argv)
-        if status == 1 and self._error is not None and is_usage_error(self._error):
-            return 2
-        if status == 0 and self._failed:
-            return 1
-        return status
+        code = super().run_subcommand(argv)
+        if code == 1 and self._error is not None and is_usage_error(self._error):
+            return status.USAGE
+        if code == 0 and self._failed:
+            return status.FAILED
+        return code
 
     def prepare_to_run_command(self, cmd):
         # A database failure the stores did not name (a read-only file, a
@@ -191,8 +189,12 @@ class RtfApp(App):
 def main(argv: list[str] | None = None) -> int:
     try:
         return RtfApp().run(sys.argv[1:] if argv is None else argv)
-    except SystemExit as exc:  # argparse: exit 2 after printing the usage error
-        return exc.code if isinstance(exc.code, int) else 2
+    except SystemExit as exc:
+        # argparse: 2 after printing a usage error; --help and --version: 0
+        # (cliff's help leaves the code None).
+        if exc.code is None:
+            return status.OK
+        return exc.code if isinstance(exc.code, int) else status.USAGE
 
 
 if __name__ == "__main__":

@@ -37,13 +37,13 @@ SCRIPT_LOCATION = os.path.join(os.path.dirname(__file__), "migrations")
 VERSION_TABLE = "compute_alembic_version"
 
 
-def sync_schema(conf: cfg.ConfigOpts) -> str | None:
-    """Upgrade the compute records schema to the newest revision; returns it."""
+def sync_schema(conf: cfg.ConfigOpts) -> tuple[str | None, str | None]:
+    """Upgrade the compute records schema to the newest revision; returns
+    the revisions before and after."""
     engine = db.engine_for(conf, "database")
     try:
         with db.opening(conf, "database"):
-            db.upgrade(SCRIPT_LOCATION, engine, VERSION_TABLE)
-            return db.current_revision(SCRIPT_LOCATION, engine, VERSION_TABLE)
+            return db.upgrade(SCRIPT_LOCATION, engine, VERSION_TABLE)
     finally:
         engine.dispose()
 

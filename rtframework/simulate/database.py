@@ -7,11 +7,7 @@ import sqlalchemy as sa
 
 from rtframework import db, mysql_engine
 
-_DRIVER_EXTRA = {"postgresql": "postgresql", "mysql": "mysql", "mariadb": "mysql"}
 _SERVERS = ("postgresql", *mysql_engine.BACKENDS)
-# MySQL: unknown database, or access denied to it (which a user without
-# rights gets whether it exists or not; creating it then says what to run).
-_MYSQL_MISSING = (1049, 1044)
 
 
 class DatabaseUnavailable(ValueError):
@@ -33,26 +29,18 @@ def ensure_database(url: str) -> bool:
     try:
         engine = db.create_engine(url, pool_size=1, max_overflow=0)
     except ImportError as exc:
-        raise DatabaseUnavailable(
-            f"{url}: the {backend} driver is not installed ({exc}); "
-            f"pip install -e '.[{_DRIVER_EXTRA[backend]}]'") from None
+        raise DatabaseUnavailable(f"{url}: {db.missing_driver(parsed, exc)}") from None
     try:
         with engine.connect():
             return False
     except sa.exc.OperationalError as exc:
-        if not _is_missing(backend, parsed.database, exc.orig):
+        if not db.is_missing_database(backend, parsed.database, exc.orig):
             raise DatabaseUnavailable(f"cannot connect to {parsed.render_as_string()}: "
                                       f"{str(exc.orig).strip()}") from None
     finally:
         engine.dispose()
     _create(parsed, backend)
     return True
-
-
-def _is_missing(backend: str, name: str | None, error: BaseException) -> bool:
-    if backend == "postgresql":
-        return f'database "{name}" does not exist' in str(error)
-    return mysql_engine.error_code(error) in _MYSQL_MISSING
 
 
 def _create(parsed: sa.engine.URL, backend: str) -> None:

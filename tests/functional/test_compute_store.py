@@ -27,7 +27,7 @@ def _boot(store, name="vm1", host="h1", **kw):
 def test_auto_sync_creates_schema_at_head_and_sync_is_idempotent(store, conf):
     head = ScriptDirectory(store_mod.SCRIPT_LOCATION).get_current_head()
     assert head is not None
-    assert store_mod.sync_schema(conf) == head
+    assert store_mod.sync_schema(conf) == (head, head)
     tables = set(sa.inspect(store.engine).get_table_names())
     assert {"instances", "migrations", "compute_nodes", "services", "audit_findings",
             "compute_alembic_version"} <= tables

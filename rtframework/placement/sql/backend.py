@@ -53,16 +53,17 @@ VERSION_TABLE = "placement_alembic_version"
 GROUP = "placement_database"
 
 
-def upgrade_schema(engine: sa.Engine) -> None:
-    db.upgrade(SCRIPT_LOCATION, engine, VERSION_TABLE)
+def upgrade_schema(engine: sa.Engine) -> tuple[str | None, str | None]:
+    return db.upgrade(SCRIPT_LOCATION, engine, VERSION_TABLE)
 
 
-def sync_schema(conf: cfg.ConfigOpts) -> None:
-    """Bring the placement database to the newest schema (``rtf db sync``)."""
+def sync_schema(conf: cfg.ConfigOpts) -> tuple[str | None, str | None]:
+    """Bring the placement database to the newest schema (``rtf db sync``);
+    the revisions before and after."""
     engine = db.engine_for(conf, GROUP)
     try:
         with _opening(conf):
-            upgrade_schema(engine)
+            return upgrade_schema(engine)
     finally:
         engine.dispose()
 
@@ -87,6 +88,8 @@ def _opening(conf: cfg.ConfigOpts) -> Iterator[None]:
     try:
         with db.opening(conf, GROUP):
             yield
+    except db.DatabaseNotFound:
+        raise  # a configuration error, not an unavailable service
     except db.DatabaseError as exc:
         raise errors.BackendUnavailable(str(exc)) from exc.__cause__
 

@@ -143,8 +143,11 @@ BAD_DATABASES = [
     ("mysql+nodriver://root@127.0.0.1/x", 2, "unknown database dialect or driver"),
     (f"postgresql+psycopg2://postgres@127.0.0.1:{CLOSED}/x", 1, "cannot use"),
     (f"mysql+pymysql://root@127.0.0.1:{CLOSED}/x", 1, "cannot use"),
-    ("postgresql+psycopg2://postgres@127.0.0.1:5432/rtf_no_such_database", 1, "cannot use"),
-    ("mysql+pymysql://root@127.0.0.1:3306/rtf_no_such_database", 1, "cannot use"),
+    # A database that is not there is a configuration error, as a bad URL is.
+    ("postgresql+psycopg2://postgres@127.0.0.1:5432/rtf_no_such_database", 2,
+     "create the database, or correct the URL"),
+    ("mysql+pymysql://root@127.0.0.1:3306/rtf_no_such_database", 2,
+     "create the database, or correct the URL"),
     ("sqlite:////nonexistent-rtf-dir/compute.sqlite", 1, "cannot use"),
 ]
 
