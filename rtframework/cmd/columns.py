@@ -45,13 +45,15 @@ class Names(FormattableColumn):
 
 
 class Lines(FormattableColumn):
-    """Messages in order (findings, errors): "; "-joined in a table."""
+    """Items in order (findings, errors, classes changed): joined with
+    ``separator`` in a table."""
 
-    def __init__(self, value: Iterable[str]) -> None:
+    def __init__(self, value: Iterable[str], separator: str = "; ") -> None:
         super().__init__(list(value))
+        self._separator = separator
 
     def human_readable(self) -> str:
-        return "; ".join(self._value)
+        return self._separator.join(self._value)
 
     def machine_readable(self) -> list[str]:
         return list(self._value)
@@ -68,6 +70,35 @@ class Amounts(FormattableColumn):
 
     def machine_readable(self) -> dict[str, Any]:
         return dict(self._value)
+
+
+class Flavor(FormattableColumn):
+    """A flavor: ``small (MEMORY_MB=512,VCPU=1)`` in a table, its name and
+    resources apart in JSON and YAML."""
+
+    def __init__(self, name: str, resources: Mapping[str, int]) -> None:
+        super().__init__({"name": name, "resources": dict(sorted(resources.items()))})
+
+    def human_readable(self) -> str:
+        resources = Amounts(self._value["resources"]).human_readable()
+        return f"{self._value['name']} ({resources})"
+
+    def machine_readable(self) -> dict[str, Any]:
+        return {"name": self._value["name"], "resources": dict(self._value["resources"])}
+
+
+class Usage(FormattableColumn):
+    """Resource class -> (used, capacity): ``VCPU=1/8, ...`` in a table."""
+
+    def __init__(self, value: Mapping[str, tuple[int, int]]) -> None:
+        super().__init__({rc: {"used": used, "capacity": capacity}
+                          for rc, (used, capacity) in sorted(value.items())})
+
+    def human_readable(self) -> str:
+        return ", ".join(f"{rc}={v['used']}/{v['capacity']}" for rc, v in self._value.items())
+
+    def machine_readable(self) -> dict[str, dict[str, int]]:
+        return {rc: dict(v) for rc, v in self._value.items()}
 
 
 class Nested(FormattableColumn):

@@ -12,6 +12,7 @@ from cliff.command import Command
 from cliff.lister import Lister
 
 from rtframework import instance_recovery
+from rtframework.cmd.columns import Lines
 from rtframework.driver import load_driver
 from rtframework.moves import context
 from rtframework.tracker import ResourceTracker, agent
@@ -50,9 +51,9 @@ _REPORT_COLUMNS = ("Node", "UUID", "Created", "Updated", "Removed", "Kept", "Hea
 
 
 def _report_rows(reports):
-    return [(r.nodename, r.uuid, ", ".join(r.created), ", ".join(r.updated),
-             ", ".join(r.removed), ", ".join(r.kept), ", ".join(r.healed),
-             "; ".join(r.findings), "; ".join(r.errors)) for r in reports]
+    return [(r.nodename, r.uuid, Lines(r.created, ", "), Lines(r.updated, ", "),
+             Lines(r.removed, ", "), Lines(r.kept, ", "), Lines(r.healed, ", "),
+             Lines(r.findings), Lines(r.errors)) for r in reports]
 
 
 def run_pass(tracker: ResourceTracker) -> tuple[list, str]:

@@ -6,6 +6,7 @@ from cliff.lister import Lister
 from cliff.show import ShowOne
 
 from rtframework.cmd import arguments
+from rtframework.cmd.columns import Amounts, Optional
 from rtframework.cmd.compute import tracker_for
 from rtframework.compute import values as cv
 from rtframework.compute.values import Flavor, Instance
@@ -15,10 +16,9 @@ _COLUMNS = ("UUID", "Name", "Host", "Node", "VM state", "Task state", "Flavor", 
 
 
 def _row(instance: Instance) -> tuple:
-    resources = ",".join(f"{rc}={n}" for rc, n in sorted(instance.flavor.resources.items()))
-    return (instance.uuid, instance.name, instance.host or "", instance.node or "",
-            instance.vm_state, instance.task_state or "", instance.flavor.name, resources,
-            instance.project_id)
+    return (instance.uuid, instance.name, Optional(instance.host), Optional(instance.node),
+            instance.vm_state, Optional(instance.task_state), instance.flavor.name,
+            Amounts(instance.flavor.resources), instance.project_id)
 
 
 def parse_resources(text: str, option: str = "--resources") -> dict[str, int]:
@@ -28,7 +28,11 @@ def parse_resources(text: str, option: str = "--resources") -> dict[str, int]:
         rc, sep, amount = item.partition("=")
         if not sep or not (amount.strip().isascii() and amount.strip().isdigit()):
             raise ValueError(f"{option} wants CLASS=AMOUNT[,CLASS=AMOUNT...], got {item!r}")
-        found[rc.strip().upper()] = int(amount)
+        rc = rc.strip().upper()
+        if rc in found:
+            raise ValueError(f"{option} names {rc} twice ({rc}={found[rc]} and {item}); "
+                             "give each class once")
+        found[rc] = int(amount)
     return found
 
 
@@ -37,6 +41,10 @@ def flavor_from_args(args) -> Flavor:
     for rc, value in (("VCPU", args.flavor_vcpus), ("MEMORY_MB", args.flavor_memory_mb),
                       ("DISK_GB", args.flavor_disk_gb)):
         if value is not None:
+            if rc in resources:
+                option = f"--flavor-{rc.lower().replace('_', '-')}"
+                raise ValueError(f"{option} {value} and --resources {rc}={resources[rc]} both "
+                                 f"give {rc}; give it once")
             resources[rc] = value
     if not resources:
         raise ValueError("give the flavor: --flavor-vcpus/--flavor-memory-mb/--flavor-disk-gb "

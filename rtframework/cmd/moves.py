@@ -11,6 +11,7 @@ from cliff.lister import Lister
 from cliff.show import ShowOne
 
 from rtframework.cmd import arguments, names
+from rtframework.cmd.columns import Flavor, Optional, optional
 from rtframework.cmd.instances import parse_resources
 from rtframework.compute import values as cv
 from rtframework.moves import evacuate, live, migrate, resize
@@ -20,16 +21,15 @@ _COLUMNS = ("UUID", "Instance", "Instance name", "Type", "Status", "Source host"
             "Dest host", "Dest node", "Old flavor", "New flavor", "Claim strategy", "Updated")
 
 
-def _flavor(flavor: cv.Flavor) -> str:
-    resources = ",".join(f"{rc}={n}" for rc, n in sorted(flavor.resources.items()))
-    return f"{flavor.name} ({resources})"
+def _flavor(flavor: cv.Flavor) -> Flavor:
+    return Flavor(flavor.name, flavor.resources)
 
 
 def migration_row(m: cv.Migration, instance_name: str = "") -> tuple:
-    return (m.uuid, m.instance_uuid, instance_name, m.migration_type, m.status, m.source_host or "",
-            m.source_node or "", m.dest_host or "", m.dest_node or "", _flavor(m.old_flavor),
-            _flavor(m.new_flavor), m.claim_strategy,
-            m.updated_at.isoformat(timespec="seconds"))
+    return (m.uuid, m.instance_uuid, optional(instance_name), m.migration_type, m.status,
+            Optional(m.source_host), Optional(m.source_node), Optional(m.dest_host),
+            Optional(m.dest_node), _flavor(m.old_flavor), _flavor(m.new_flavor),
+            m.claim_strategy, m.updated_at.isoformat(timespec="seconds"))
 
 
 class _MoveCommand(ShowOne):

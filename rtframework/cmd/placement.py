@@ -7,15 +7,19 @@ from cliff.lister import Lister
 from cliff.show import ShowOne
 
 from rtframework.cmd import arguments, names
+from rtframework.cmd.columns import Names, Optional
 from rtframework.placement import types as t
 
 
 def _resources(pairs: list[str]) -> dict[str, int]:
-    found = {}
+    found: dict[str, int] = {}
     for pair in pairs or ():
         rc, sep, amount = pair.partition("=")
         if not sep or not amount.isdigit():
             raise ValueError(f"--resource wants CLASS=AMOUNT, got {pair!r}")
+        if rc in found:
+            raise ValueError(f"--resource names {rc} twice ({rc}={found[rc]} and {pair}); "
+                             "give each class once")
         found[rc] = int(amount)
     return found
 
@@ -24,7 +28,7 @@ _PROVIDER_COLUMNS = ("UUID", "Name", "Generation", "Parent", "Root")
 
 
 def _provider_row(rp: t.ResourceProvider) -> tuple:
-    return (rp.uuid, rp.name, rp.generation, rp.parent_uuid or "", rp.root_uuid or "")
+    return (rp.uuid, rp.name, rp.generation, Optional(rp.parent_uuid), Optional(rp.root_uuid))
 
 
 def add_trait_and_aggregate_filters(parser, what: str) -> None:
@@ -76,7 +80,7 @@ class ProvidersShow(names.OneProvider, ShowOne):
         aggregates = backend.get_provider_aggregates(rp.uuid).aggregates
         return (
             _PROVIDER_COLUMNS + ("Traits", "Aggregates"),
-            _provider_row(rp) + (" ".join(sorted(traits)), " ".join(sorted(aggregates))),
+            _provider_row(rp) + (Names(traits), Names(aggregates)),
         )
 
 

@@ -15,6 +15,7 @@ import uuid as uuidlib
 from cliff.show import ShowOne
 
 from rtframework.cmd import arguments, names
+from rtframework.cmd.columns import Names, Nested
 from rtframework.placement import errors as perrors
 from rtframework.placement import types as t
 
@@ -66,12 +67,21 @@ def _parse_inventory_items(items: list[str]) -> dict[str, dict[str, float]]:
     return found
 
 
-def _inventory_rows(invs: t.ProviderInventories):
-    return " ".join(
-        f"{rc}={inv.total}" + "".join(
-            f",{f}={getattr(inv, f)}" for f in _INVENTORY_FIELDS[1:]
-            if getattr(inv, f) != getattr(t.Inventory(total=inv.total), f))
-        for rc, inv in sorted(invs.inventories.items()))
+class _InventoryColumn(Nested):
+    """class -> every field: ``VCPU=8,allocation_ratio=4.0 ...`` in a table
+    (the fields left at their default unsaid), all of them in JSON."""
+
+    def human_readable(self) -> str:
+        return " ".join(
+            f"{rc}={fields['total']}" + "".join(
+                f",{f}={fields[f]}" for f in _INVENTORY_FIELDS[1:]
+                if fields[f] != getattr(t.Inventory(total=fields["total"]), f))
+            for rc, fields in self._value.items())
+
+
+def _inventory_rows(invs: t.ProviderInventories) -> _InventoryColumn:
+    return _InventoryColumn({rc: {f: getattr(inv, f) for f in _INVENTORY_FIELDS}
+                             for rc, inv in invs.inventories.items()})
 
 
 class _InventoryWrite(_ProviderWrite):
@@ -158,7 +168,7 @@ class TraitsSet(_ProviderWrite):
         generation = self.write(rp, current.generation, parsed_args,
                                 lambda g: backend.set_provider_traits(rp.uuid, g, traits))
         return (("Provider", "Name", "Generation", "Traits"),
-                (rp.uuid, rp.name, generation, " ".join(sorted(traits))))
+                (rp.uuid, rp.name, generation, Names(traits)))
 
 
 class AggregatesSet(_ProviderWrite):
@@ -184,7 +194,7 @@ class AggregatesSet(_ProviderWrite):
             rp, current.generation, parsed_args,
             lambda g: backend.set_provider_aggregates(rp.uuid, g, frozenset(aggregates)))
         return (("Provider", "Name", "Generation", "Aggregates"),
-                (rp.uuid, rp.name, generation, " ".join(sorted(aggregates))))
+                (rp.uuid, rp.name, generation, Names(aggregates)))
 
 
 class ResourceClassesCreate(ShowOne):

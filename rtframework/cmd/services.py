@@ -16,6 +16,7 @@ from cliff.lister import Lister
 from cliff.show import ShowOne
 
 from rtframework import retry
+from rtframework.cmd.columns import optional
 from rtframework.compute import values as cv
 
 LOG = logging.getLogger(__name__)
@@ -25,7 +26,7 @@ _COLUMNS = ("Host", "Status", "State", "Forced down", "Disabled reason", "Last s
 
 def _row(service: cv.Service, up: bool) -> tuple:
     return (service.host, "disabled" if service.disabled else "enabled",
-            "up" if up else "down", service.forced_down, service.disabled_reason or "",
+            "up" if up else "down", service.forced_down, optional(service.disabled_reason),
             service.last_seen.isoformat(timespec="seconds"))
 
 

@@ -33,7 +33,8 @@ def test_compute_update_with_a_failed_provider_update_exits_1(rtf, ini):
     code, out, err = rtf("compute", "update", "--host", "h3", "-f", "json")
     assert code == 1, err
     (report,) = json.loads(out)
-    assert report["Errors"].startswith("h3: ")
+    (error,) = report["Errors"]
+    assert error.startswith("h3: ")
     assert rtf("compute", "run", "--once", "--host", "h3")[0] == 1
     assert rtf("compute", "update", "--host", "h1")[0] == 0
 

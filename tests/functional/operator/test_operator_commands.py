@@ -26,7 +26,7 @@ def cloud(rtf):
 
 
 def _traits(rtf, provider):
-    return set(_json(rtf, "providers", "show", provider)["Traits"].split())
+    return set(_json(rtf, "providers", "show", provider)["Traits"])
 
 
 def test_disabled_host_carries_the_status_trait_until_enabled(cloud):
@@ -106,7 +106,8 @@ def test_set_without_anything_to_set_is_a_usage_error(cloud):
 def test_inventory_set_replaces_or_amends_and_delete_removes(cloud):
     shown = _json(cloud, "inventory", "set", "h3", "--resource", "VCPU=16",
                   "--resource", "VCPU:allocation_ratio=2", "--resource", "MEMORY_MB=4096")
-    assert shown["Inventory"] == "MEMORY_MB=4096 VCPU=16,allocation_ratio=2.0"
+    assert {rc: (f["total"], f["allocation_ratio"]) for rc, f in shown["Inventory"].items()} == {
+        "MEMORY_MB": (4096, 1.0), "VCPU": (16, 2.0)}
     _json(cloud, "inventory", "set", "h3", "--resource", "CUSTOM_FPGA=2", "--amend")
     rows = {r["Resource class"]: r for r in _json(cloud, "inventory", "show", "h3")}
     assert set(rows) == {"CUSTOM_FPGA", "MEMORY_MB", "VCPU"}
@@ -148,7 +149,7 @@ def test_writes_naming_a_stale_generation_are_refused_and_change_nothing(cloud, 
 def test_traits_aggregates_and_candidates(cloud):
     _json(cloud, "traits", "set", "h2", "--trait", "COMPUTE_NODE", "--trait", "CUSTOM_GOLD")
     _json(cloud, "aggregates", "set", "h3", "--aggregate", AGG1, "--aggregate", AGG2)
-    assert _json(cloud, "providers", "show", "h3")["Aggregates"] == f"{AGG1} {AGG2}"
+    assert _json(cloud, "providers", "show", "h3")["Aggregates"] == [AGG1, AGG2]
 
     def names(*args):
         rows = _json(cloud, "allocation-candidates", "list", "--resource", "VCPU=2", *args)
