@@ -132,7 +132,7 @@ def delete_orphans(
     return actions
 
 
-def _holds_nothing_by_record(store: ComputeStore, consumer: str) -> str | None:
+def holds_nothing_by_record(store: ComputeStore, consumer: str) -> str | None:
     """Why ``consumer``'s record says it may hold nothing (None: it may hold)."""
     migrations = store.list_migrations(uuids=[consumer])
     if migrations:
@@ -161,7 +161,7 @@ def _remove_orphan(backend: PlacementBackend, store: ComputeStore, consumer: str
         held = backend.get_consumer_allocations(consumer)
         if not held.allocations:
             return Action(consumer, {}, False, "holds nothing any more")
-        why = _holds_nothing_by_record(store, consumer)
+        why = holds_nothing_by_record(store, consumer)
         if why is None:
             return Action(consumer, {}, False, "may hold allocations again (record changed)")
         backend.write_allocations([held.emptied()])

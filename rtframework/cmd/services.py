@@ -1,4 +1,5 @@
-"""``rtf compute-services list|set``: which hosts the scheduler may use.
+"""``rtf compute-services list|set|delete``: which hosts the scheduler may
+use, and decommissioning one.
 
 A host is *down* when its agent's heartbeat is older than
 ``service_down_time`` or an operator forced it down (only then may its
@@ -12,12 +13,15 @@ from __future__ import annotations
 import logging
 
 import os_traits
+from cliff.command import Command
 from cliff.lister import Lister
 from cliff.show import ShowOne
 
 from rtframework import retry
 from rtframework.cmd.columns import optional
+from rtframework.cmd.provider_admin import Refused, consumers_on, delete_provider, listed
 from rtframework.compute import values as cv
+from rtframework.placement import types as t
 
 LOG = logging.getLogger(__name__)
 
@@ -94,3 +98,62 @@ class ComputeServicesSet(ShowOne):
             LOG.info("host %s forced %s", args.host, "down" if args.down else "up")
         up = store.is_host_up(args.host, self.app.conf.service_down_time)
         return _COLUMNS, _row(service, up)
+
+
+class ComputeServicesDelete(Command):
+    """Decommission a host: its service, node records and node providers.
+
+    Refused, with nothing deleted, while the host is up (its agent would
+    report it again), has instances or moves, or its providers hold
+    allocations. Shared storage pools are not the host's and stay.
+    """
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument("host", metavar="HOST", help="Compute host name.")
+        return parser
+
+    def take_action(self, parsed_args):
+        host = parsed_args.host
+        app, store, backend = self.app, self.app.compute, self.app.backend
+        store.get_service(host)  # ServiceNotFound: a usage error
+        if store.is_host_up(host, app.conf.service_down_time):
+            raise Refused(f"host {host} is up: its agent would report it again; stop the "
+                          f"agent and force the host down (rtf compute-services set {host} "
+                          "--down) first; nothing was deleted")
+        living = [i for i in store.list_instances(host=host) if i.vm_state != cv.DELETED]
+        if living:
+            raise Refused(f"host {host} still has {len(living)} instance(s): "
+                          f"{listed([f'{i.name} ({i.uuid})' for i in living])}; migrate, "
+                          "evacuate or delete them first; nothing was deleted")
+        moving = store.list_migrations(host=host, statuses=cv.UNFINISHED_MIGRATION_STATUSES)
+        if moving:
+            raise Refused(f"host {host} is an end of {len(moving)} unfinished move(s): "
+                          f"{listed([m.uuid for m in moving])}; finish them first (rtf "
+                          "confirm, rtf revert, rtf compute reconcile); nothing was deleted")
+        # Every provider of the host's trees, deepest first.
+        doomed: list[t.ResourceProvider] = []
+        for node in store.list_compute_nodes(host=host):
+            tree = backend.list_providers(t.ProviderQuery(in_tree=node.uuid))
+            doomed += sorted(tree, key=lambda rp, tree=tree: -_depth(rp, tree))
+        for rp in doomed:
+            held = consumers_on(app, rp.uuid)
+            if held:
+                raise Refused(f"provider {rp.name} ({rp.uuid}) of host {host} holds "
+                              f"allocations of {len(held)} consumer(s): {listed(held)}; see "
+                              f"rtf audit --resource-provider {rp.uuid}; nothing was deleted")
+        for rp in doomed:
+            delete_provider(app, rp)
+        store.delete_service(host)
+        LOG.info("host %s decommissioned: %d provider(s) deleted", host, len(doomed))
+        app.stdout.write(f"deleted compute service {host} and {len(doomed)} provider(s): "
+                         f"{', '.join(rp.name for rp in doomed) or 'none'}\n")
+        return 0
+
+
+def _depth(rp: t.ResourceProvider, tree: list[t.ResourceProvider]) -> int:
+    parents = {p.uuid: p.parent_uuid for p in tree}
+    depth, at = 0, rp.parent_uuid
+    while at is not None:
+        depth, at = depth + 1, parents.get(at)
+    return depth

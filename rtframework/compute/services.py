@@ -58,6 +58,14 @@ class ServiceRecords(Records):
             raise errors.ServiceNotFound(f"no service for host {host!r}")
         return self.get_service(host)
 
+    def delete_service(self, host: str) -> None:
+        """Forget a decommissioned host: its service and compute node records."""
+        with db.transaction(self.engine) as conn:
+            conn.execute(models.compute_nodes.delete().where(models.compute_nodes.c.host == host))
+            result = conn.execute(models.services.delete().where(models.services.c.host == host))
+        if result.rowcount == 0:
+            raise errors.ServiceNotFound(f"no service for host {host!r}")
+
     def unschedulable_hosts(self, down_after: float) -> set[str]:
         """Hosts the scheduler must not pick: disabled, forced down, or
         without a heartbeat for ``down_after`` seconds."""

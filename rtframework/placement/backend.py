@@ -177,6 +177,9 @@ class PlacementAdmin(abc.ABC):
     def list_traits(self, prefix: str | None = None) -> list[str]:
         """Standard and custom trait names, optionally by prefix."""
 
+    def delete_trait(self, name: str) -> None:
+        """Delete a custom trait no provider has (TraitInUse)."""
+
     # -- providers and inventory ---------------------------------------------
     def update_provider(
         self, uuid: str, *, name: str, parent_uuid: str | None = None

@@ -221,6 +221,11 @@ class HTTPBackend(contract.PlacementBackend):
             return
         self._request("PUT", f"/traits/{name}", Kind.TRAIT)
 
+    def delete_trait(self, name: str) -> None:
+        validation.check_custom_trait_name(name)
+        self._request("DELETE", f"/traits/{name}", Kind.TRAIT)
+        LOG.info("deleted trait %s", name)
+
     # -- providers -------------------------------------------------------
     def create_provider(
         self, name: str, uuid: str | None = None, parent_uuid: str | None = None

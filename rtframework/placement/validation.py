@@ -79,6 +79,13 @@ def check_trait_name(name: str) -> None:
     _check_name(name, "trait", STANDARD_TRAITS, "trait (os-traits)", errors.InvalidTrait)
 
 
+def check_custom_trait_name(name: str) -> None:
+    """Only custom traits may be deleted."""
+    check_trait_name(name)
+    if name in STANDARD_TRAITS:
+        raise errors.InvalidTrait(f"trait {name} is a standard trait and cannot be deleted")
+
+
 def check_provider_name(name: object) -> str:
     if not isinstance(name, str) or not 1 <= len(name) <= MAX_PROVIDER_NAME:
         raise errors.InvalidRequest(

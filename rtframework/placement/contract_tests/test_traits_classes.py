@@ -47,6 +47,23 @@ def test_traits_listed_by_prefix(backend):
     assert "HW_CPU_X86_AVX2" in hw and all(n.startswith("HW_CPU_X86_") for n in hw)
 
 
+def test_custom_trait_lifecycle(backend):
+    trait = custom("TR")
+    backend.ensure_trait(trait)
+    rp = backend.create_provider(unique())
+    backend.set_provider_traits(rp.uuid, 0, frozenset({trait}))
+    with pytest.raises(errors.TraitInUse):
+        backend.delete_trait(trait)
+    assert trait in backend.list_traits()
+    backend.set_provider_traits(rp.uuid, 1, frozenset())
+    backend.delete_trait(trait)
+    assert trait not in backend.list_traits()
+    with pytest.raises(errors.TraitNotFound):
+        backend.delete_trait(trait)
+    with pytest.raises(errors.InvalidTrait):
+        backend.delete_trait("HW_CPU_X86_AVX2")
+
+
 def test_bad_trait_name(backend):
     with pytest.raises(errors.InvalidTrait):
         backend.ensure_trait("NOT_A_TRAIT_" + unique().upper().replace("-", "_"))

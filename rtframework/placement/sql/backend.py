@@ -163,6 +163,9 @@ class SQLBackend(contract.PlacementBackend):
     def ensure_trait(self, name: str) -> None:
         _traits.ensure(self.engine, name)
 
+    def delete_trait(self, name: str) -> None:
+        _traits.delete(self.engine, name)
+
     # -- providers -------------------------------------------------------
     def create_provider(
         self, name: str, uuid: str | None = None, parent_uuid: str | None = None

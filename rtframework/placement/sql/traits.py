@@ -6,8 +6,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 
 from rtframework import db
+from rtframework.placement import errors, validation
 from rtframework.placement import types as t
-from rtframework.placement import validation
 from rtframework.placement.sql import models as m
 from rtframework.placement.sql import queries
 from rtframework.placement.sql.dberrors import translated
@@ -26,6 +26,21 @@ def ensure(engine: sa.Engine, name: str) -> None:
         return
     with translated(), db.transaction(engine) as conn:
         queries.insert_ignoring_duplicates(conn, m.traits, [{"name": name}])
+
+
+def delete(engine: sa.Engine, name: str) -> None:
+    """Delete a custom trait no provider has."""
+    validation.check_custom_trait_name(name)
+    pt = m.provider_traits
+    with translated(), db.transaction(engine) as conn:
+        if not queries.custom_names(conn, m.traits, [name]):
+            raise errors.TraitNotFound(f"trait {name} not found")
+        users = conn.execute(
+            sa.select(sa.func.count()).select_from(pt).where(pt.c.trait == name)
+        ).scalar_one()
+        if users:
+            raise errors.TraitInUse(f"trait {name} is a trait of {users} provider(s)")
+        conn.execute(sa.delete(m.traits).where(m.traits.c.name == name))
 
 
 def of_provider(engine: sa.Engine, uuid: str) -> t.ProviderTraits:
