@@ -54,28 +54,11 @@ def connection_url(conf: cfg.ConfigOpts, group: str) -> str:
     if url:
         return url
     filename = "compute.sqlite" if group == "database" else "placement.sqlite"
-    _refuse_unchosen_state_path(conf)
+    from rtframework.conf import require_chosen_state_path
+
+    require_chosen_state_path(conf, f"the [{group}] database")
     os.makedirs(conf.state_path, exist_ok=True)
     return f"sqlite:///{os.path.join(conf.state_path, filename)}"
-
-
-def _refuse_unchosen_state_path(conf: cfg.ConfigOpts) -> None:
-    """Databases land under state_path only when someone chose it: a
-    directory set in a configuration file is created, the built-in default
-    only used when it exists already (a packaged install made it)."""
-    if os.path.isdir(conf.state_path):
-        return
-    if conf.get_location("state_path").location not in (cfg.Locations.opt_default,
-                                                         cfg.Locations.set_default):
-        return
-    from rtframework.conf import ConfigError
-
-    raise ConfigError(
-        f"[DEFAULT] state_path is its default {conf.state_path}, which does not exist; "
-        "rtf does not create it unasked. Name a configuration file (--config-file, "
-        "$RTF_CONFIG_FILE) that sets state_path or the [database] and "
-        "[placement_database] connections, e.g. "
-        "rtf --config-file etc/rtframework/walkthrough.conf ..., or create the directory.")
 
 
 def create_engine(url: str, pool_size: int = 5, max_overflow: int = 10,

@@ -11,6 +11,7 @@ from typing import Any
 from oslo_config import cfg
 from oslo_utils import uuidutils
 
+from rtframework import conf as rtconf
 from rtframework.driver import ComputeDriver, DriverError, InstanceSpec
 from rtframework.provider_tree import ProviderTree
 from rtframework_drivers.libvirt import conf as libvirt_conf
@@ -93,6 +94,12 @@ class LibvirtDriver(ComputeDriver):
         if pool is not None and not uuidutils.is_uuid_like(pool):
             raise DriverError(f"[libvirt] shared_storage_aggregate {pool!r} is not a UUID")
         self._compute_traits = {"COMPUTE_NODE"} | self._domain_capability_traits(conn)
+        path = os.path.abspath(self._opts.instances_path)
+        if os.path.commonpath([path, os.path.abspath(self.conf.state_path)]) == \
+                os.path.abspath(self.conf.state_path):
+            # Under state_path ($state_path/instances): made only if
+            # state_path was chosen, as the databases are.
+            rtconf.require_chosen_state_path(self.conf, f"[libvirt] instances_path {path}")
         try:
             os.makedirs(self._opts.instances_path, exist_ok=True)
         except OSError as exc:

@@ -50,6 +50,27 @@ def load(
     return conf
 
 
+def require_chosen_state_path(conf: cfg.ConfigOpts, what: str) -> None:
+    """Raise ConfigError unless state_path exists or someone chose it.
+
+    Nothing lands under state_path (databases, a driver's directories)
+    unasked: a directory set in a configuration file is created, the
+    built-in default only used when it exists already (a packaged install
+    made it). ``what`` names what wanted to be there.
+    """
+    if os.path.isdir(conf.state_path):
+        return
+    if conf.get_location("state_path").location not in (cfg.Locations.opt_default,
+                                                         cfg.Locations.set_default):
+        return
+    raise ConfigError(
+        f"[DEFAULT] state_path is its default {conf.state_path}, which does not exist, and "
+        f"{what} would be under it; rtf does not create it unasked. Name a configuration file "
+        "(--config-file, $RTF_CONFIG_FILE) that sets state_path (or the [database] and "
+        "[placement_database] connections and the paths of the driver), e.g. "
+        "rtf --config-file etc/rtframework/walkthrough.conf ..., or create the directory.")
+
+
 def relative_to_config_file(conf: cfg.ConfigOpts, name: str, group: str | None = None):
     """The value of a path option, a relative one taken from the directory
     of the configuration file that set it (so a config shipped beside its

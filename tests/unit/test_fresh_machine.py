@@ -92,3 +92,24 @@ def test_database_driver_extras_exist():
     assert "psycopg2-binary" in extras["postgresql"]
     assert "PyMySQL" in extras["mysql"]
     assert "matplotlib" in extras["plot"]
+
+
+def test_the_shipped_libvirt_config_creates_no_default_state_path(tmp_path, monkeypatch):
+    """Its instances_path is $state_path/instances: with state_path at a
+    default that does not exist, the driver refuses as the databases do."""
+    pytest.importorskip("libvirt")
+    from rtframework.driver import load_driver
+
+    missing = tmp_path / "var-lib-rtframework"
+    conf = rtconf.new_conf()
+    conf.set_default("state_path", str(missing))
+    conf(["--config-file", str(ROOT / "etc" / "rtframework" / "libvirt.conf")],
+         project="rtframework", default_config_files=[])
+    driver = load_driver(conf, "h1")
+    with pytest.raises(rtconf.ConfigError, match=r"state_path is its default .* does not exist"
+                       r", and \[libvirt\] instances_path .*/instances would be under it"):
+        driver.init_host()
+    assert not missing.exists()
+    conf.set_override("state_path", str(missing))  # chosen: made
+    load_driver(conf, "h1").init_host()
+    assert (missing / "instances").is_dir()
