@@ -105,6 +105,9 @@ class Cluster:
         self.say(f"booted {name} ({flavor.name}: {format_resources(flavor.resources)}) "
                  f"on {host}: {instance.vm_state}")
 
+    def provider_name(self, uuid: str) -> str:
+        return self.backend.get_provider(uuid).name
+
     def uuid_of(self, name: str) -> str:
         return self.store.lookup_instance(name).uuid
 
@@ -168,7 +171,11 @@ def _heal(cluster: Cluster) -> None:
     cluster.say(f"someone wrote allocations for an unknown consumer {stranger} on host-b")
     cluster.periodic("host-b")
     cluster.say("host-b left it alone and recorded an audit finding; an operator removes it:")
+    held = cluster.backend.get_consumer_allocations(stranger).allocations
     cluster.backend.delete_allocations(stranger)
+    removed = "; ".join(f"{format_resources(resources)} on {cluster.provider_name(p)}"
+                        for p, resources in sorted(held.items()))
+    cluster.say(f"  rtf allocations delete {stranger}: removed {removed}")
 
 
 STEPS: list[Step] = [

@@ -22,13 +22,18 @@ def test_demo_runs_in_a_fresh_directory_and_tells_the_story(tmp_path, monkeypatc
     finally:
         logging.getLogger().handlers[:] = handlers
     out = capsys.readouterr().out
-    (state,) = [p for p in tmp_path.iterdir() if p.name.startswith("rtf-demo-")]
-    assert (state / "compute.sqlite").exists() and (state / "placement.sqlite").exists()
+    # The temporary directory is gone; --state-path keeps one (below).
+    assert [p for p in tmp_path.iterdir() if p.name.startswith("rtf-demo-")] == []
+    assert "removed; rtf demo --state-path DIR keeps the databases" in out
     assert "booted ml-1 (fpga" in out
     assert "refused: node host-c of host host-c cannot hold" in out
     assert "nothing to do (1 placement reads, 0 writes)" in out
     assert "host-a periodic: healed db-1" in out
     assert "unknown_consumer" in out
+    # The operator's removal says what it removed, and how.
+    removal = out[out.index("an operator removes it:"):].splitlines()[1]
+    assert removal.startswith("  rtf allocations delete ") and \
+        removal.endswith(": removed VCPU=1 on host-b")
     # Evacuation: both hosts hold batch-1 while host-c is down, and the
     # up hosts' periodic runs keep it; host-c removes its half on return.
     evacuation = out[out.index("host-c goes down"):]
@@ -53,3 +58,19 @@ def test_demo_runs_in_a_fresh_directory_and_tells_the_story(tmp_path, monkeypatc
     assert "reverted: storage-pool holds DISK_GB=20 again" in nested
     assert "storage-pool is full for DISK_GB=120: 80 free of 100" in nested
     assert "| (shared) | storage-pool       | DISK_GB     | 20   | 100      |" in out
+
+
+@pytest.mark.sqlite_only
+def test_demo_with_a_state_path_keeps_it_to_look_around(tmp_path, monkeypatch, capsys):
+    monkeypatch.delenv("RTF_CONFIG_FILE", raising=False)
+    state = tmp_path / "kept"
+    monkeypatch.setattr("rtframework.demo.STEPS", [])
+    handlers = list(logging.getLogger().handlers)
+    logging.getLogger().handlers[:] = []
+    try:
+        assert main(["demo", "--state-path", str(state)]) == 0
+        capsys.readouterr()
+        assert main(["--config-file", str(state / "demo.conf"), "instances", "list"]) == 0
+    finally:
+        logging.getLogger().handlers[:] = handlers
+    assert (state / "compute.sqlite").exists() and (state / "placement.sqlite").exists()
