@@ -38,11 +38,11 @@ def parse_resources(text: str, option: str = "--resources") -> dict[str, int]:
 
 def flavor_from_args(args) -> Flavor:
     resources = parse_resources(args.resources) if args.resources else {}
-    for rc, value in (("VCPU", args.flavor_vcpus), ("MEMORY_MB", args.flavor_memory_mb),
-                      ("DISK_GB", args.flavor_disk_gb)):
+    for rc, value, option in (("VCPU", args.flavor_vcpus, "--flavor-vcpus"),
+                              ("MEMORY_MB", args.flavor_memory_mb, "--flavor-memory-mb"),
+                              ("DISK_GB", args.flavor_disk_gb, "--flavor-disk-gb")):
         if value is not None:
             if rc in resources:
-                option = f"--flavor-{rc.lower().replace('_', '-')}"
                 raise ValueError(f"{option} {value} and --resources {rc}={resources[rc]} both "
                                  f"give {rc}; give it once")
             resources[rc] = value

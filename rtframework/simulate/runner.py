@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import math
 import os
 import random
 import tempfile
@@ -47,6 +48,15 @@ LOG = logging.getLogger(__name__)
 Progress = Callable[[ops.Op, ops.Outcome], None]
 
 
+# The soak's numbers a run makes sense with: (field, lowest, highest).
+_BOUNDS = (
+    ("hosts", 1, math.inf), ("operations", 1, math.inf),
+    ("kill_rate", 0, 1), ("db_fault_rate", 0, 1), ("outage_rate", 0, 1),
+    ("service_down_time", 1, math.inf), ("recheck_delay", 0, math.inf),
+    ("periodic_pause", 0, math.inf), ("check_interval", 0, math.inf),
+)
+
+
 class Soak:
     """One soak run; :meth:`run` returns its :class:`Result`."""
 
@@ -59,9 +69,13 @@ class Soak:
             raise ValueError("process mode needs PostgreSQL or MySQL, not SQLite")
         if options.spread_hosts:
             dbnodes.check(options.database_url)
-        if options.outage_rate < 0 or options.service_down_time < 1:
-            raise ValueError("--outage-rate must be at least 0 and --service-down-time "
-                             "at least 1 second")
+        for name, low, high in _BOUNDS:
+            value = getattr(options, name)
+            if not low <= value <= high:
+                flag = "--" + name.replace("_", "-")
+                raise ValueError(f"{flag} must be from {low:g} to {high:g}, got {value:g}"
+                                 if high != math.inf else
+                                 f"{flag} must be at least {low:g}, got {value:g}")
         cloud.settings(options.cloud)  # a ValueError names the known shapes
         self.options = options
         self.seed = options.seed if options.seed is not None else random.randrange(2**31)
