@@ -18,6 +18,7 @@ from collections.abc import Callable
 
 from oslo_config import cfg
 
+from rtframework.driver import DriverError
 from rtframework.tracker import ResourceTracker
 
 LOG = logging.getLogger(__name__)
@@ -45,6 +46,10 @@ def run(conf: cfg.ConfigOpts, tracker: ResourceTracker, one_pass: Callable[[], N
             started = time.monotonic()
             try:
                 one_pass()
+            except DriverError as exc:
+                # Expected and named (a catalogue file half written, a
+                # hypervisor restarting): one line, no traceback.
+                LOG.error("resource update of host %s failed: %s; retrying", tracker.host, exc)
             except Exception:  # the agent outlives one failed pass
                 LOG.exception("resource update of host %s failed; retrying", tracker.host)
             stop.wait(max(0.0, started + conf.update_resources_interval - time.monotonic()))

@@ -69,3 +69,25 @@ def test_a_failing_pass_does_not_stop_the_agent(make_tracker, conf, short_down_t
     assert len(calls) == 2
     assert "resource update of host h1 failed; retrying" in caplog.text
     assert "driver exploded" in caplog.text
+
+
+def test_a_half_written_catalogue_is_one_line_without_a_traceback(
+        make_tracker, conf, short_down_time, caplog, tmp_path):
+    """The bare-metal agent reads its catalogue every pass; while an
+    operator's tool writes it, the named error is logged as one line."""
+    from rtframework_drivers.baremetal import catalogue as cat
+
+    half = tmp_path / "nodes.json"
+    half.write_text('[{"uuid": "4e4e0000-0000-4000-8000-00000000000')
+    tracker = make_tracker("h1")
+    stop = threading.Event()
+
+    def pass_on_the_half_file():
+        stop.set()
+        cat.load_catalogue(str(half))
+
+    agent.run(conf, tracker, pass_on_the_half_file, stop)
+    (failed,) = [r for r in caplog.records if "resource update of host h1" in r.getMessage()]
+    assert failed.exc_info is None
+    assert f"node catalogue {half} is not valid JSON" in failed.getMessage()
+    assert "Traceback" not in caplog.text
