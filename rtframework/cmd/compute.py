@@ -12,6 +12,7 @@ from cliff.command import Command
 from cliff.lister import Lister
 
 from rtframework import instance_recovery
+from rtframework.cmd import agent_lock
 from rtframework.cmd.columns import Lines
 from rtframework.driver import load_driver
 from rtframework.moves import context
@@ -103,6 +104,7 @@ class ComputeRun(Command):
         return parser
 
     def take_action(self, parsed_args):
+        self.lock = agent_lock.acquire(self.app.conf, parsed_args.host or self.app.conf.host)
         tracker = tracker_for(self.app, parsed_args.host)
         # What this host was doing when it stopped (moves, boots, shelves,
         # unshelves) is finished or undone first, so that the periodic runs
