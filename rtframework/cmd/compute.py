@@ -15,7 +15,7 @@ from rtframework import instance_recovery
 from rtframework.cmd import agent_lock
 from rtframework.cmd.columns import Lines
 from rtframework.driver import load_driver
-from rtframework.moves import context
+from rtframework.moves import context, recovery
 from rtframework.tracker import ResourceTracker, agent
 
 LOG = logging.getLogger(__name__)
@@ -72,6 +72,18 @@ def run_pass(tracker: ResourceTracker) -> tuple[list, str]:
     return reports, line
 
 
+def agent_pass(app, tracker: ResourceTracker) -> None:
+    """One pass of a running agent: the evacuations of this host it may
+    close now that it is back (unless forced down), then the update."""
+    forced_down = any(s.forced_down for s in app.compute.list_services()
+                      if s.host == tracker.host)
+    if not forced_down:
+        ctx = context.MoveContext(app.conf, app.backend, app.compute,
+                                  {tracker.host: tracker.driver})
+        recovery.finish_evacuations(ctx, tracker.host)
+    LOG.info("%s", run_pass(tracker)[1])
+
+
 class ComputeUpdate(Lister):
     """Run one periodic resource update of a host and show what it did."""
 
@@ -120,7 +132,7 @@ class ComputeRun(Command):
             # lock of threading's own): the handler runs in the main thread,
             # which may hold the event's lock at that very moment.
             signal.signal(signum, lambda *_: _thread.start_new_thread(stop.set, ()))
-        agent.run(self.app.conf, tracker, lambda: LOG.info("%s", run_pass(tracker)[1]), stop)
+        agent.run(self.app.conf, tracker, lambda: agent_pass(self.app, tracker), stop)
         tracker.driver.cleanup_host()
         LOG.warning("compute agent of host %s stopped", tracker.host)
         return 0

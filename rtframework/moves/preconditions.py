@@ -118,7 +118,7 @@ def check(
         if problem is not None:
             raise _refuse(operation, *problem)
     if rule.exclusive and instance is not None:
-        _check_no_move(store, operation, instance)
+        _check_no_move(conf, store, operation, instance)
     if rule.migration_finished and migration is not None and migration.status != "finished":
         raise _refuse(operation, "migration finished",
                       f"{migration.migration_type} {migration.uuid} is {migration.status}, "
@@ -207,12 +207,19 @@ def _unfinished(store: ComputeStore, instance_uuid: str) -> list[v.Migration]:
                                  statuses=v.UNFINISHED_MIGRATION_STATUSES)
 
 
-def _check_no_move(store: ComputeStore, operation: str, instance: v.Instance) -> None:
+def _check_no_move(conf: cfg.ConfigOpts, store: ComputeStore, operation: str,
+                   instance: v.Instance) -> None:
     for migration in _unfinished(store, instance.uuid):
         waiting = ""
         if migration.migration_type == "evacuation" and migration.status == "finished":
-            waiting = f"; it waits for host {migration.source_host!r} to come back and " \
-                "remove its half"
+            source = migration.source_host
+            if store.is_host_up(source, conf.service_down_time):
+                waiting = (f"; host {source!r} is up again and its agent removes its half "
+                           f"at its next pass (rtf compute reconcile --host {source} does it "
+                           "now)")
+            else:
+                waiting = (f"; it waits for host {source!r} to come back and remove its half "
+                           f"({_why_down(conf, store, source)})")
         raise _refuse(operation, "no other move",
                       f"instance {instance.uuid} has {migration.migration_type} "
                       f"{migration.uuid} in progress ({migration.status}){waiting}")

@@ -86,6 +86,28 @@ def reconcile(ctx: MoveContext, host: str,
     return done
 
 
+def finish_evacuations(ctx: MoveContext, host: str) -> list[Reconciled]:
+    """What the running agent of ``host`` does every pass: remove its half
+    of the finished evacuations whose source it is, as its start does (an
+    agent that was cut off, not stopped, comes back without a start).
+    Nothing else of :func:`reconcile`: a move in flight is not its own."""
+    done = []
+    for migration in ctx.store.list_migrations(host=host, statuses=[state.FINISHED]):
+        if migration.migration_type != state.EVACUATION or migration.source_host != host:
+            continue
+        try:
+            action, after = _decide(ctx, host, migration)
+        except errors.ConcurrentUpdate:
+            continue
+        if after is not None:
+            LOG.info("host %s is back: evacuation %s of instance %s: %s", host,
+                     migration.uuid, migration.instance_uuid, action)
+            done.append(Reconciled(migration.uuid, migration.instance_uuid,
+                                   migration.migration_type, migration.status, after.status,
+                                   action))
+    return done
+
+
 def _decide(ctx: MoveContext, host: str, migration: v.Migration):
     status, kind = migration.status, migration.migration_type
     reason = f"recovery on {host}: {kind} {migration.uuid} was {status}"
