@@ -119,7 +119,7 @@ def create_engine(url: str, pool_size: int = 5, max_overflow: int = 10,
     # LIFO: a quiet moment keeps reusing the connection used last, whose
     # server session is warm (its prepared write, its caches), instead of
     # cycling through every connection the pool kept from a busy moment
-    # (README, Benchmarks: claims at one client after eight). The ones left
+    # (benchmarks/claims.py: one client after eight). The ones left
     # idle are pinged when a burst reaches them (PING_AFTER_IDLE_S).
     kwargs: dict = {"pool_size": pool_size, "max_overflow": max_overflow,
                     "pool_pre_ping": ping_every_checkout, "pool_use_lifo": True}

@@ -160,7 +160,8 @@ def _without_semijoins(conn: sa.Connection, shape: tuple, params: dict) -> Seque
     them all before it cuts at the limit (limit 10 with a trait on one
     provider in ten joined a thousand trees at 10,000 providers). With
     semi-joins off for this one statement it builds the subquery's set once
-    and probes it as the walk in root order goes (README, Benchmarks). The
+    and probes it as the walk in root order goes (benchmarks/candidates.py,
+    limit 10 with the trait, on MariaDB). The
     aggregate subqueries (under OR, or NOT IN) never become semi-joins."""
     state = _mariadb_search(shape, conn.dialect).construct_expanded_state(params)
     values = state.parameters
