@@ -21,6 +21,13 @@ config_generator_config_file = "../../etc/rtframework/rtframework-config-generat
 sample_config_basename = "_static/rtframework"
 
 autoprogram_cliff_application = "rtf"
+# cliff's output options, the same on every list and show command, are
+# described once on the CLI page instead of under each command.
+autoprogram_cliff_ignored = [
+    "--help", "--format", "--column", "--noindent", "--prefix", "--max-width",
+    "--fit-width", "--print-empty", "--sort-column", "--sort-ascending",
+    "--sort-descending", "--quote",
+]
 autodoc_member_order = "bysource"
 autodoc_typehints = "description"
 
