@@ -13,7 +13,7 @@ from oslo_config import cfg
 from rtframework import conf as rtconf
 from rtframework import plugins
 from rtframework.driver import NAMESPACE, ComputeDriver, DriverError, DriverLoadError, load_driver
-from rtframework.provider_tree import ProviderTree
+from rtframework.provider_tree import ProviderData, ProviderTree
 
 #: The host name the kit gives the driver, unless a configuration sets one.
 HOST = "rtf-kit-host"
@@ -83,9 +83,15 @@ def fill_tree(driver: ComputeDriver, nodename: str) -> ProviderTree:
     return tree
 
 
-def fill_trees(driver: ComputeDriver) -> dict[str, ProviderTree]:
-    """Every node's tree, by node name."""
-    return {nodename: fill_tree(driver, nodename) for nodename in driver.get_available_nodes()}
+def fill_trees(driver: ComputeDriver) -> dict[str, dict[str, ProviderData]]:
+    """Every node's tree as provider uuid -> data, by node name (compared
+    with ``==``, a difference shows as the providers that differ)."""
+    return {nodename: providers(fill_tree(driver, nodename))
+            for nodename in driver.get_available_nodes()}
+
+
+def providers(tree: ProviderTree) -> dict[str, ProviderData]:
+    return {p.uuid: p for p in tree}
 
 
 def default_resources(tree: ProviderTree) -> dict[str, int] | None:

@@ -35,7 +35,7 @@ def test_the_framework_options_do_not_change_the_report(rtf_driver_harness, rtf_
 
 def test_no_overcommit_and_no_host_reservation_are_reported(rtf_driver):
     for nodename, tree in fill_trees(rtf_driver).items():
-        for provider in tree:
+        for provider in tree.values():
             for rc, inv in provider.inventory.items():
                 where = f"node {nodename!r}, provider {provider.name!r}, {rc}"
                 assert inv.allocation_ratio == 1.0, (

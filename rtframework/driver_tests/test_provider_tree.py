@@ -7,7 +7,7 @@ import uuid
 
 import pytest
 
-from rtframework.driver_tests.harness import fill_tree, fill_trees
+from rtframework.driver_tests.harness import fill_tree, fill_trees, providers
 from rtframework.placement import validation
 
 pytestmark = pytest.mark.driver
@@ -25,7 +25,7 @@ def test_the_tree_is_the_node_root_and_its_descendants(rtf_driver):
 def test_every_provider_passes_the_checks_placement_applies(rtf_driver):
     for nodename, tree in fill_trees(rtf_driver).items():
         offered = 0
-        for provider in tree:
+        for provider in tree.values():
             where = f"node {nodename!r}, provider {provider.name!r}"
             assert provider.uuid == str(uuid.UUID(provider.uuid)), where
             validation.check_provider_name(provider.name)
@@ -42,17 +42,17 @@ def test_filling_a_filled_tree_again_changes_nothing(rtf_driver):
     # with what it sent: a tree that differs each time is written each time.
     for nodename in rtf_driver.get_available_nodes():
         tree = fill_tree(rtf_driver, nodename)
-        first = tree.copy()
+        first = providers(tree.copy())
         rtf_driver.update_provider_tree(tree, nodename)
-        assert tree == first, f"node {nodename!r}: a second fill changed the tree"
-        assert fill_tree(rtf_driver, nodename) == first, (
+        assert providers(tree) == first, f"node {nodename!r}: a second fill changed the tree"
+        assert providers(fill_tree(rtf_driver, nodename)) == first, (
             f"node {nodename!r}: a fresh fill differs from the first")
 
 
 def test_nodes_share_no_provider_uuid_or_name(rtf_driver):
     seen: dict[str, str] = {}
     for nodename, tree in fill_trees(rtf_driver).items():
-        for provider in tree:
+        for provider in tree.values():
             for key in (provider.uuid, f"name:{provider.name}"):
                 assert key not in seen, (
                     f"{key} is in the trees of nodes {seen.get(key)!r} and {nodename!r}")

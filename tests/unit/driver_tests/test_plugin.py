@@ -1,0 +1,177 @@
+"""The driver conformance kit: collected only when asked for, and each of
+its rules catches the driver that breaks it (and only that rule fails)."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from rtframework.driver_tests.plugin import KIT_DIR
+
+pytest_plugins = ["pytester"]
+
+# The inner runs load rtframework's pytest plugins again; the warning that
+# the already imported package cannot be rewritten is expected.
+QUIET = ("-p", "no:cacheprovider", "-W", "ignore::pytest.PytestAssertRewriteWarning")
+
+# Variants of the example third-party driver, each breaking one rule.
+DRIVERS = textwrap.dedent('''
+    import dataclasses
+    import json
+    import os
+    import uuid
+
+    from oslo_config import cfg
+
+    from tests.fixtures.thirdparty.acme_hv import AcmeDriver
+
+
+    class Conformant(AcmeDriver):
+        pass
+
+
+    class NewUuidEachCall(AcmeDriver):
+        def get_node_uuid(self, nodename):
+            return str(uuid.uuid4())
+
+
+    class NewChildEachFill(AcmeDriver):
+        def update_provider_tree(self, tree, nodename):
+            super().update_provider_tree(tree, nodename)
+            tree.new_child(f"{nodename}-dev-{uuid.uuid4().hex[:6]}",
+                           tree.find_by_name(nodename).uuid, str(uuid.uuid4()))
+
+
+    class AppliesTheFrameworkShare(AcmeDriver):
+        def update_provider_tree(self, tree, nodename):
+            super().update_provider_tree(tree, nodename)
+            inventory = tree.find_by_name(nodename).inventory
+            inventory["VCPU"] = dataclasses.replace(
+                inventory["VCPU"], reserved=self.conf.reserved_host_cpus,
+                allocation_ratio=self.conf.initial_cpu_allocation_ratio)
+
+
+    class ForgetsGuests(AcmeDriver):
+        def __init__(self, conf, host):
+            super().__init__(conf, host)
+            self.guests = {}
+
+        def _guests(self):
+            return dict(self.guests)
+
+        def _save(self, guests):
+            self.guests = guests
+
+
+    class KeyErrorOnUnknownNode(AcmeDriver):
+        def spawn(self, instance):
+            self.get_available_nodes().index(instance.node)
+            super().spawn(instance)
+
+
+    class RawOsErrors(AcmeDriver):
+        def _guests(self):
+            if not os.path.exists(self.conf.acme.guests_file):
+                return {}
+            return super()._guests()
+
+        def _save(self, guests):
+            with open(self.conf.acme.guests_file, "w") as stream:
+                json.dump(guests, stream)
+
+
+    class TrustsItsStateFile(AcmeDriver):
+        def _guests(self):
+            try:
+                with open(self.conf.acme.guests_file) as stream:
+                    return json.load(stream)
+            except FileNotFoundError:
+                return {}
+
+
+    class UnlistedOption(AcmeDriver):
+        @classmethod
+        def register_opts(cls, conf):
+            super().register_opts(conf)
+            conf.register_opt(cfg.IntOpt("acme_speed", default=1))
+''')
+
+EXPECTED_FAILURES = {
+    "conformant": set(),
+    # A root that moves is a tree that moves: the tree rules see it too.
+    "new-uuid-each-call": {"test_node_uuids_are_the_same_on_every_call",
+                           "test_nodes_and_their_uuids_survive_a_restart",
+                           "test_the_tree_is_the_node_root_and_its_descendants",
+                           "test_filling_a_filled_tree_again_changes_nothing",
+                           "test_trees_are_the_same_after_a_restart",
+                           "test_the_framework_options_do_not_change_the_report"},
+    "new-child-each-fill": {"test_filling_a_filled_tree_again_changes_nothing",
+                            "test_trees_are_the_same_after_a_restart",
+                            "test_the_framework_options_do_not_change_the_report"},
+    "applies-the-framework-share": {"test_the_framework_options_do_not_change_the_report",
+                                    "test_no_overcommit_and_no_host_reservation_are_reported"},
+    "forgets-guests": {"test_instances_are_the_same_after_a_restart"},
+    "key-error-on-unknown-node": {"test_spawning_on_a_node_the_host_lacks_is_a_driver_error"},
+    "raw-os-errors": {"test_a_state_path_that_cannot_be_used_fails_as_driver_errors"},
+    # A state file it cannot even open is an OSError it lets through too.
+    "trusts-its-state-file": {"test_corrupt_state_files_fail_as_driver_errors",
+                              "test_a_state_path_that_cannot_be_used_fails_as_driver_errors"},
+    "unlisted-option": {"test_options_are_in_groups_of_the_drivers_own",
+                        "test_every_option_is_listed_for_the_generator_with_help",
+                        "test_every_option_is_in_the_generated_sample"},
+}
+
+
+@pytest.fixture
+def drivers(pytester):
+    """The variants installed as a distribution (a dist-info on sys.path)."""
+    site = pytester.mkdir("site")
+    (site / "kit_drivers.py").write_text(DRIVERS)
+    dist = site / "kit_drivers-1.0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: kit-drivers\nVersion: 1.0\n")
+    names = "".join(
+        f"{name} = kit_drivers:{''.join(w.capitalize() for w in name.split('-'))}\n"
+        for name in EXPECTED_FAILURES)
+    (dist / "entry_points.txt").write_text(
+        f"[rtframework.drivers]\n{names}"
+        "[oslo.config.opts]\nkit-acme = tests.fixtures.thirdparty.acme_hv:list_opts\n")
+    pytester.syspathinsert(site)
+    return site
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED_FAILURES))
+def test_each_rule_catches_the_driver_that_breaks_it(pytester, drivers, name):
+    run = pytester.inline_run("--rtf-driver", name, *QUIET)
+    passed, skipped, failed = run.listoutcomes()
+    assert {report.head_line.split("[")[0] for report in failed} == EXPECTED_FAILURES[name]
+    assert len(passed) + len(failed) + len(skipped) >= 20
+
+
+def test_without_the_option_the_kit_is_not_collected(pytester):
+    pytester.makepyfile(test_own="def test_own():\n    pass\n")
+    run = pytester.inline_run(str(KIT_DIR), *QUIET)
+    assert run.getcalls("pytest_collectreport")
+    assert not run.getreports("pytest_runtest_logreport")
+    own = pytester.inline_run(*QUIET)
+    own.assertoutcome(passed=1)
+
+
+def test_the_option_alone_runs_the_kit_and_with_paths_runs_both(pytester, drivers):
+    pytester.makepyfile(test_own="def test_own():\n    pass\n")
+    alone = pytester.inline_run("--rtf-driver", "conformant", *QUIET)
+    ran = {r.nodeid for r in alone.getreports("pytest_runtest_logreport") if r.when == "call"}
+    assert ran and not any("test_own" in nodeid for nodeid in ran)
+    both = pytester.inline_run("--rtf-driver", "conformant", "test_own.py",
+                               *QUIET)
+    passed, _, failed = both.listoutcomes()
+    assert not failed
+    assert len(passed) == len(ran) + 1
+
+
+def test_an_unknown_driver_fails_naming_the_installed_ones(pytester):
+    run = pytester.runpytest("--rtf-driver", "no-such-driver", "-p", "no:cacheprovider",
+                             "-k", "distinct_names")
+    run.assert_outcomes(errors=1)
+    run.stdout.fnmatch_lines(["*unknown compute driver 'no-such-driver'; installed: *fake*"])
