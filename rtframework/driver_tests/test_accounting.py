@@ -45,3 +45,14 @@ def test_no_overcommit_and_no_host_reservation_are_reported(rtf_driver):
                     assert inv.reserved == 0, (
                         f"{where}: reserved {inv.reserved}; the host's share is the "
                         "framework's ([DEFAULT] reserved_host_*)")
+
+
+def test_running_instances_do_not_change_the_report(rtf_driver, rtf_instance):
+    # Totals are what the host has; what instances use is placement's to
+    # count. A driver reporting what is free would count it twice.
+    before = fill_trees(rtf_driver)
+    instance = rtf_instance()
+    rtf_driver.spawn(instance)
+    assert fill_trees(rtf_driver) == before, "the report changed when an instance started"
+    rtf_driver.destroy(instance)
+    assert fill_trees(rtf_driver) == before, "the report changed when an instance stopped"
