@@ -85,9 +85,10 @@ def rtf_driver(rtf_driver_harness):
     try:
         return rtf_driver_harness.start()
     except DriverError as exc:
-        pytest.fail(f"driver {rtf_driver_harness.name!r} does not start: {exc} (give it its "
-                    "configuration with --rtf-config-file PATH or a "
-                    "pytest_rtf_driver_configure hook in conftest.py)", pytrace=False)
+        failed = str(exc)
+    pytest.fail(f"driver {rtf_driver_harness.name!r} does not start: {failed} (give it its "
+                "configuration with --rtf-config-file PATH or a "
+                "pytest_rtf_driver_configure hook in conftest.py)", pytrace=False)
 
 
 @pytest.fixture

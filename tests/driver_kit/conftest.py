@@ -4,8 +4,8 @@ and the example third-party driver with (``tox -e driver-kit``)::
     pytest --rtf-driver NAME tests/driver_kit
 
 Each driver is given a shape that exercises the contract: the fake driver
-NUMA, GPU and device children, libvirt the in-process test hypervisor,
-bare metal a catalogue with free, reserved and broken nodes.
+two nodes with NUMA, GPU and device children, libvirt the in-process test
+hypervisor, bare metal a catalogue with free, reserved and broken nodes.
 """
 
 from __future__ import annotations
@@ -17,7 +17,8 @@ import pytest
 FIXTURES = pathlib.Path(__file__).resolve().parents[1] / "fixtures"
 
 OPTIONS = {
-    "fake": {"fake_driver": {"numa_nodes": 2, "pcpus": 8, "gpus": 2,
+    "fake": {"fake_driver": {"nodes": ["kit-node-a", "kit-node-b"],
+                             "numa_nodes": 2, "pcpus": 8, "gpus": 2,
                              "child_resource_class": "CUSTOM_FPGA", "child_count": 2}},
     # One test hypervisor per process, shared by every connection: its
     # guests outlive a restart of the driver, as a real hypervisor's do.
