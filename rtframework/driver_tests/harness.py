@@ -30,6 +30,9 @@ class DriverHarness:
         self.config_files = list(config_files)
         self._hook = hook
         self._running: list[ComputeDriver] = []
+        #: Files under state_dir before the driver first started (the
+        #: configuration's own, such as a catalogue the hook wrote).
+        self.configured_files: frozenset[pathlib.Path] | None = None
 
     def driver_class(self) -> type[ComputeDriver]:
         return plugins.load_class(NAMESPACE, self.name, "compute driver", DriverLoadError)
@@ -45,9 +48,15 @@ class DriverHarness:
         conf.set_override("state_path", str(self.state_dir))
         self._hook.pytest_rtf_driver_configure(conf=conf, state_dir=self.state_dir,
                                                name=self.name)
+        if self.configured_files is None:
+            self.configured_files = frozenset(self.files())
         for option, value in overrides.items():
             conf.set_override(option, value)
         return conf
+
+    def files(self) -> list[pathlib.Path]:
+        """Every regular file under the state directory."""
+        return sorted(p for p in self.state_dir.rglob("*") if p.is_file())
 
     def start(self, **overrides: Any) -> ComputeDriver:
         """A new driver instance, loaded and connected as a host does it."""

@@ -72,10 +72,9 @@ def test_a_state_path_that_cannot_be_used_fails_as_driver_errors(
 
 def test_corrupt_state_files_fail_as_driver_errors(rtf_driver_harness, rtf_driver,
                                                    rtf_instance, rtf_spawnable):
-    state = rtf_driver_harness.state_dir
-    given = {p for p in state.rglob("*") if p.is_file()}  # the configuration's own files
     rtf_driver.spawn(rtf_instance())
-    kept = sorted(p for p in state.rglob("*") if p.is_file() and p not in given)
+    kept = [p for p in rtf_driver_harness.files()
+            if p not in rtf_driver_harness.configured_files]
     if not kept:
         pytest.skip("the driver keeps no files of its own under state_path")
     rtf_driver_harness.stop(rtf_driver)
