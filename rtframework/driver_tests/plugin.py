@@ -36,7 +36,7 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     # Named alone, the kit runs by itself rather than beside the project's
     # own test paths; paths given on the command line run with it.
-    if config.args_source != pytest.Config.ArgsSource.ARGS:
+    if not config.option.file_or_dir:
         config.args[:] = [str(KIT_DIR)]
     elif not any(KIT_DIR.is_relative_to(pathlib.Path(arg.split("::")[0]).resolve())
                  for arg in config.args):
