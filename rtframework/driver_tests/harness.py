@@ -11,8 +11,7 @@ import pytest
 from oslo_config import cfg
 
 from rtframework import conf as rtconf
-from rtframework import plugins
-from rtframework.driver import NAMESPACE, ComputeDriver, DriverError, DriverLoadError, load_driver
+from rtframework.driver import ComputeDriver, DriverError, driver_class, load_driver
 from rtframework.provider_tree import ProviderData, ProviderTree
 
 #: The host name the kit gives the driver, unless a configuration sets one.
@@ -35,7 +34,7 @@ class DriverHarness:
         self.configured_files: frozenset[pathlib.Path] | None = None
 
     def driver_class(self) -> type[ComputeDriver]:
-        return plugins.load_class(NAMESPACE, self.name, "compute driver", DriverLoadError)
+        return driver_class(self.name)
 
     def conf(self, **overrides: Any) -> cfg.ConfigOpts:
         """A configuration as a restarted host reads it: the framework's and
