@@ -22,6 +22,7 @@ from alembic.config import Config as AlembicConfig
 from oslo_config import cfg
 
 from rtframework import mysql_engine
+from rtframework.conf import secrets
 
 LOG = logging.getLogger(__name__)
 
@@ -204,11 +205,11 @@ def _set_in(conf: cfg.ConfigOpts, group: str) -> str:
 
 
 def masked(url: str) -> str:
-    """The URL without its password (or as given, if it does not parse)."""
+    """The URL without its password (parsed or not)."""
     try:
         return sa.engine.make_url(url).render_as_string(hide_password=True)
     except (sa.exc.ArgumentError, ValueError):
-        return repr(url)
+        return secrets.mask(repr(url))
 
 
 def _url_problem(exc: BaseException) -> str:
