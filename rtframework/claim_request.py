@@ -5,11 +5,15 @@ provider of the tree offers may come from a sharing provider (a storage
 pool with MISC_SHARES_VIA_AGGREGATE) in one of the root's aggregates: one
 numbered group asks for those classes there. ``in_tree`` alone would
 leave such pools out, as Placement does.
+
+A move whose disk is in a pool keeps it there when the destination shares
+that pool: :func:`kept_in_pool` asks the pool only for the growth.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 from rtframework.placement import errors as perrors
 from rtframework.placement import types as t
@@ -42,3 +46,51 @@ def for_node(backend: PlacementBackend, root_uuid: str,
         # aggregates and the unnumbered group is left empty.
         return t.CandidateQuery(groups={SHARED_GROUP: group})
     return t.CandidateQuery(resources=own, in_tree=root_uuid, groups={SHARED_GROUP: group})
+
+
+POOL_GROUP = "pool"
+
+
+@dataclass(frozen=True)
+class KeptInPool:
+    """A move's request for the trees that share the pool its disk is in.
+
+    The disk does not move, so the pool is asked only for the growth of
+    each class the instance keeps there (nothing when it does not grow);
+    ``on_pool`` is what the pool holds for it once the move is over.
+    """
+
+    pool_uuid: str
+    query: t.CandidateQuery
+    on_pool: Mapping[str, int]
+
+    def completed(self, allocations: t.Allocations) -> dict[str, dict[str, int]]:
+        """A candidate of :attr:`query` with the pool's whole new amounts."""
+        out = {p: dict(r) for p, r in allocations.items()}
+        out[self.pool_uuid] = {**out.get(self.pool_uuid, {}), **self.on_pool}
+        return out
+
+
+def kept_in_pool(backend: PlacementBackend, pool_uuid: str, held: Mapping[str, int],
+                 resources: Mapping[str, int], *,
+                 in_tree: str | None = None) -> KeptInPool | None:
+    """The request for ``resources`` on a tree sharing ``pool_uuid``, where
+    the consumer already holds ``held`` (None: nothing of the request can
+    stay there, or the pool shares with no tree)."""
+    wanted = {rc: n for rc, n in resources.items() if n}
+    on_pool = {rc: wanted[rc] for rc in held if rc in wanted}
+    try:
+        aggregates = backend.get_provider_aggregates(pool_uuid).aggregates
+    except perrors.ProviderNotFound:
+        return None
+    rest = {rc: n for rc, n in wanted.items() if rc not in on_pool}
+    if not on_pool or not rest or not aggregates:
+        return None
+    growth = {rc: n - held[rc] for rc, n in on_pool.items() if n > held[rc]}
+    groups = {}
+    if growth:
+        groups[POOL_GROUP] = t.RequestGroup(resources=growth, in_tree=pool_uuid)
+    query = t.CandidateQuery(
+        resources=rest,
+        member_of=(frozenset(aggregates),), in_tree=in_tree, groups=groups)
+    return KeptInPool(pool_uuid, query, on_pool)

@@ -22,6 +22,7 @@ from alembic.config import Config as AlembicConfig
 from oslo_config import cfg
 
 from rtframework import mysql_engine
+from rtframework.conf import secrets
 
 LOG = logging.getLogger(__name__)
 
@@ -102,7 +103,7 @@ def create_engine(url: str, pool_size: int = 5, max_overflow: int = 10,
     # LIFO: a quiet moment keeps reusing the connection used last, whose
     # server session is warm (its prepared write, its caches), instead of
     # cycling through every connection the pool kept from a busy moment
-    # (README, Benchmarks: claims at one client after eight). The ones left
+    # (benchmarks/claims.py: one client after eight). The ones left
     # idle are pinged when a burst reaches them (PING_AFTER_IDLE_S).
     kwargs: dict = {"pool_size": pool_size, "max_overflow": max_overflow,
                     "pool_pre_ping": ping_every_checkout, "pool_use_lifo": True}
@@ -223,11 +224,11 @@ def _set_in(conf: cfg.ConfigOpts, group: str) -> str:
 
 
 def masked(url: str) -> str:
-    """The URL without its password (or as given, if it does not parse)."""
+    """The URL without its password (parsed or not)."""
     try:
         return sa.engine.make_url(url).render_as_string(hide_password=True)
     except (sa.exc.ArgumentError, ValueError):
-        return repr(url)
+        return secrets.mask(repr(url))
 
 
 def _url_problem(exc: BaseException, url: str) -> str:

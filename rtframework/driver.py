@@ -96,6 +96,16 @@ class ComputeDriver(abc.ABC):
         """Stop and remove an instance; a missing one is not an error."""
 
 
+def driver_class(name: str) -> type[ComputeDriver]:
+    """The ComputeDriver subclass behind entry point ``name``."""
+    from rtframework import plugins
+
+    driver_cls = plugins.load_class(NAMESPACE, name, "compute driver", DriverLoadError)
+    if not (isinstance(driver_cls, type) and issubclass(driver_cls, ComputeDriver)):
+        raise DriverLoadError(f"compute driver {name!r} is not a ComputeDriver: {driver_cls!r}")
+    return driver_cls
+
+
 def load_driver(conf: cfg.ConfigOpts, host: str, name: str | None = None) -> ComputeDriver:
     """Instantiate the driver named by ``[DEFAULT] compute_driver``.
 
@@ -103,12 +113,8 @@ def load_driver(conf: cfg.ConfigOpts, host: str, name: str | None = None) -> Com
     so a bad value fails here, naming the option.
     """
     from rtframework import conf as rtconf
-    from rtframework import plugins
 
-    name = name or conf.compute_driver
-    driver_cls = plugins.load_class(NAMESPACE, name, "compute driver", DriverLoadError)
-    if not (isinstance(driver_cls, type) and issubclass(driver_cls, ComputeDriver)):
-        raise DriverLoadError(f"compute driver {name!r} is not a ComputeDriver: {driver_cls!r}")
+    driver_cls = driver_class(name or conf.compute_driver)
     driver_cls.register_opts(conf)
     rtconf.validate(conf)
     return driver_cls(conf, host)

@@ -1,7 +1,7 @@
 """The reference model: what every consumer may hold, in every state.
 
-An oracle written from the moves table (README, "Allocation states of a
-move" in the placement facts), not from the code that writes allocations:
+An oracle written from the moves' rules (which consumer holds which half
+of a move, step by step), not from the code that writes allocations:
 it imports no move, claim or tracker module, so a checker built on it
 (``rtf check``, the soak monitor, the move matrix) judges that code
 instead of repeating it. Amounts are per node tree (root provider): a

@@ -19,6 +19,7 @@ from rtframework.placement.backend import PlacementBackend
 
 @dataclass(frozen=True)
 class _Offer:
+    uuid: str
     name: str
     inventory: t.Inventory
     used: int
@@ -27,8 +28,9 @@ class _Offer:
     def free(self) -> int:
         return int(self.inventory.capacity) - self.used
 
-    def shortfall(self, rc: str, amount: int) -> str | None:
-        """Why this provider cannot serve ``amount`` of ``rc`` (None: it can)."""
+    def shortfall(self, rc: str, amount: int, held: int = 0) -> str | None:
+        """Why this provider cannot serve ``amount`` of ``rc``, of which the
+        consumer holds ``held`` there already (None: it can)."""
         inv = self.inventory
         if amount > inv.max_unit:
             return f"{rc}={amount} exceeds max_unit {inv.max_unit} on {self.name}"
@@ -36,15 +38,18 @@ class _Offer:
             return f"{rc}={amount} is below min_unit {inv.min_unit} on {self.name}"
         if amount % inv.step_size:
             return f"{rc}={amount} is not a multiple of step_size {inv.step_size} on {self.name}"
-        if amount > self.free:
-            return (f"{self.name} is full for {rc}={amount}: {self.free} free of "
+        if amount - held > self.free:
+            return (f"{self.name} is full for {rc}={amount - held}: {self.free} free of "
                     f"{int(inv.capacity)}")
         return None
 
 
-def explain(backend: PlacementBackend, root_uuid: str, resources: Mapping[str, int]) -> str:
+def explain(backend: PlacementBackend, root_uuid: str, resources: Mapping[str, int],
+            held: Mapping[str, Mapping[str, int]] | None = None) -> str:
     """What stops the tree under ``root_uuid`` holding ``resources``
-    (ProviderNotFound when the root is not in placement)."""
+    (ProviderNotFound when the root is not in placement); ``held``: what
+    the consumer holds already and keeps (provider -> class -> amount)."""
+    held = held or {}
     backend.get_provider(root_uuid)
     offers: dict[str, list[_Offer]] = {}
     lines = []
@@ -56,7 +61,7 @@ def explain(backend: PlacementBackend, root_uuid: str, resources: Mapping[str, i
             usages = backend.get_provider_usages(provider.uuid)
         except perrors.ProviderNotFound:
             continue  # deleted meanwhile
-        found = [_Offer(provider.name, inv, usages.get(rc, 0))
+        found = [_Offer(provider.uuid, provider.name, inv, usages.get(rc, 0))
                  for rc, inv in sorted(inventories.items())]
         for rc, offer in zip(sorted(inventories), found, strict=True):
             offers.setdefault(rc, []).append(offer)
@@ -69,7 +74,8 @@ def explain(backend: PlacementBackend, root_uuid: str, resources: Mapping[str, i
             why.append(f"no provider of the tree {'or its storage pools ' if pools else ''}"
                        f"offers {rc}")
             continue
-        reasons = [offer.shortfall(rc, amount) for offer in offers[rc]]
+        reasons = [offer.shortfall(rc, amount, held.get(offer.uuid, {}).get(rc, 0))
+                   for offer in offers[rc]]
         if all(reasons):
             why.extend(r for r in reasons if r)
     return "; ".join(why + [f"provider {line}" for line in lines])

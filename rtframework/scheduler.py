@@ -70,22 +70,43 @@ def candidates(
     *,
     exclude_roots: Collection[str] = (),
     in_tree: str | None = None,
+    kept: Mapping[str, Mapping[str, int]] | None = None,
 ) -> list[Candidate]:
     """Trees that can hold ``resources`` (the tree of ``in_tree`` only,
-    with the storage pools it shares), best first."""
+    with the storage pools it shares), best first.
+
+    ``kept``: what the consumer holds on storage pools (pool uuid -> class
+    -> amount) and keeps there through a move: a tree sharing such a pool
+    needs only the growth in it, and is offered with the pool's whole new
+    amounts (the disk stays where it is).
+    """
     if in_tree is not None:
         query = claim_request.for_node(backend, in_tree, resources)
     else:
         query = t.CandidateQuery(resources={rc: n for rc, n in resources.items() if n})
+    found: list[Candidate] = []
+    for pool, held in sorted((kept or {}).items()):
+        request = claim_request.kept_in_pool(backend, pool, held, resources, in_tree=in_tree)
+        if request is not None:
+            found += [Candidate(c.root_uuid, request.completed(c.allocations), c.free_share)
+                      for c in _answered(backend, request.query, exclude_roots)]
+    # A tree that can keep the disk in its pool is not offered another disk.
+    keeping = {c.root_uuid for c in found}
+    found += [c for c in _answered(backend, query, exclude_roots) if c.root_uuid not in keeping]
+    found.sort(key=lambda c: (-c.free_share, c.root_uuid))
+    return found
+
+
+def _answered(backend: PlacementBackend, query: t.CandidateQuery,
+              exclude_roots: Collection[str]) -> list[Candidate]:
+    """``query``'s candidates on trees outside ``exclude_roots``."""
     answer = backend.get_allocation_candidates(query)
     found = []
     for request in answer.allocation_requests:
         root = _root_of(request, answer.provider_summaries)
-        if root in exclude_roots:
-            continue
-        found.append(Candidate(root, request.allocations,
-                               _free_share(request, answer.provider_summaries)))
-    found.sort(key=lambda c: (-c.free_share, c.root_uuid))
+        if root not in exclude_roots:
+            found.append(Candidate(root, request.allocations,
+                                   _free_share(request, answer.provider_summaries)))
     return found
 
 

@@ -19,6 +19,7 @@ import argparse
 import logging
 import os
 import sys
+import traceback
 
 from cliff import help as cliff_help
 from cliff.app import App
@@ -28,6 +29,7 @@ import rtframework
 from rtframework import conf as rtconf
 from rtframework import history
 from rtframework.cmd import status
+from rtframework.conf import secrets
 
 LOG = logging.getLogger(__name__)
 
@@ -73,6 +75,8 @@ class RtfApp(App):
         self._error: BaseException | None = None
         self._failed = False
         self._no_command = False
+        # Nothing the CLI prints or logs shows a secret of the configuration.
+        self.stderr = secrets.MaskingStream(self.stderr, lambda: self._conf)
 
     def build_option_parser(self, description, version, argparse_kwargs=None):
         argparse_kwargs = dict(argparse_kwargs or {}, prog=self.NAME, epilog=EXIT_STATUS,
@@ -184,17 +188,23 @@ class RtfApp(App):
         quiet = logging.WARNING if self.options.verbose_level <= 1 else logging.NOTSET
         for name in ("rtframework", "alembic"):
             logging.getLogger(name).setLevel(quiet)
+        for handler in logging.getLogger().handlers:
+            handler.setFormatter(secrets.MaskingFormatter(handler.formatter, lambda: self._conf))
 
 
 def main(argv: list[str] | None = None) -> int:
+    app = RtfApp()
     try:
-        return RtfApp().run(sys.argv[1:] if argv is None else argv)
+        return app.run(sys.argv[1:] if argv is None else argv)
     except SystemExit as exc:
         # argparse: 2 after printing a usage error; --help and --version: 0
         # (cliff's help leaves the code None).
         if exc.code is None:
             return status.OK
         return exc.code if isinstance(exc.code, int) else status.USAGE
+    except Exception:  # --debug lets the error through: its traceback, masked
+        app.stderr.write(traceback.format_exc())
+        return status.FAILED
 
 
 if __name__ == "__main__":

@@ -153,8 +153,8 @@ class TraitsSet(_ProviderWrite):
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
         parser.add_argument("--trait", action="append", default=[], metavar="TRAIT",
-                            help="A trait the provider has (repeatable); CUSTOM_ ones "
-                            "are created when missing.")
+                            help="A trait the provider has (repeatable); a custom one "
+                            "(CUSTOM_NAME) is created when missing.")
         return parser
 
     def take_action(self, parsed_args):
@@ -203,7 +203,8 @@ class ResourceClassesCreate(ShowOne):
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
         parser.add_argument("name", metavar="CUSTOM_NAME",
-                            help="Class name; custom classes start with CUSTOM_.")
+                            help="Class name, such as CUSTOM_FPGA: only custom classes "
+                            "are created.")
         return parser
 
     def take_action(self, parsed_args):

@@ -11,7 +11,7 @@ from rtframework.compute import flavors
 from rtframework.compute import values as v
 from rtframework.moves import claims, errors, preconditions, state
 from rtframework.moves.context import MoveContext
-from rtframework.moves.record_claims import claim_for
+from rtframework.moves.record_claims import claim_for, pools
 from rtframework.moves.undo import fail
 from rtframework.placement import errors as perrors
 from rtframework.placement import types as t
@@ -82,16 +82,19 @@ def _candidates(
         raise errors.MoveError(
             f"instance {migration.instance_uuid} is on host {to_host!r} already")
     resources = migration.new_flavor.resources
+    kept = kept_in_pools(ctx, migration)
     if to_host:
         # A host the caller named: its own trees' candidates.
         nodes = nodes_of(ctx, to_host)
         found = [c for n in nodes
-                 for c in scheduler.candidates(ctx.backend, resources, in_tree=n.uuid)]
+                 for c in scheduler.candidates(ctx.backend, resources, in_tree=n.uuid,
+                                               kept=kept)]
         if not found:
             raise scheduler.NoValidHost(
                 f"{migration.migration_type} of instance {migration.instance_uuid}: host "
                 f"{to_host!r} cannot hold {t.format_resources(resources)} ("
-                + "; ".join(f"node {n.nodename}: {_why(ctx, n.uuid, resources)}" for n in nodes)
+                + "; ".join(f"node {n.nodename}: {_why(ctx, n.uuid, resources, kept)}"
+                            for n in nodes)
                 + ")")
         return found, nodes
     # The scheduler skips hosts the preconditions table refuses (down,
@@ -102,7 +105,16 @@ def _candidates(
                if preconditions.destination_problem(ctx.conf, ctx.store, operation,
                                                     instance, host) is not None}
     excluded = {n.uuid for n in nodes if n.host == exclude_host or n.host in refused}
-    return scheduler.candidates(ctx.backend, resources, exclude_roots=excluded), nodes
+    return scheduler.candidates(ctx.backend, resources, exclude_roots=excluded,
+                                kept=kept), nodes
+
+
+def kept_in_pools(ctx: MoveContext, migration: v.Migration) -> dict[str, dict[str, int]]:
+    """What the instance holds on storage pools when the move began: the
+    disk there does not move, so a destination sharing the pool needs
+    only its growth."""
+    source = migration.source_allocations or {}
+    return {p: dict(source[p]) for p in pools(ctx, set(source))}
 
 
 def _claim_first(
@@ -137,8 +149,9 @@ def _claim_first(
     return current["migration"], dest
 
 
-def _why(ctx: MoveContext, root_uuid: str, resources: Mapping[str, int]) -> str:
+def _why(ctx: MoveContext, root_uuid: str, resources: Mapping[str, int],
+         kept: Mapping[str, Mapping[str, int]]) -> str:
     try:
-        return room.explain(ctx.backend, root_uuid, resources)
+        return room.explain(ctx.backend, root_uuid, resources, held=kept)
     except perrors.ProviderNotFound:
         return "not in placement"

@@ -50,11 +50,11 @@ def claim_for(ctx: MoveContext, migration: v.Migration) -> claims.MoveClaim:
         user_id=instance.user_id,
         source=source,
         dest=dest,
-        shared=_pools(ctx, set(source) & set(dest)),
+        shared=pools(ctx, set(source) & set(dest)),
     )
 
 
-def _pools(ctx: MoveContext, providers: set[str]) -> frozenset[str]:
+def pools(ctx: MoveContext, providers: set[str]) -> frozenset[str]:
     """Which of ``providers`` are storage pools (sharing providers)."""
     pools = set()
     for provider in providers:

@@ -6,7 +6,7 @@ whenever enough of them have survived the younger ones. A search that
 builds thousands of candidates makes containers by the tens of thousands,
 none of them in a reference cycle, so collections ran during it for
 nothing, full ones included, and the unlimited search grew faster than
-the cloud (README, Benchmarks). Paused, the objects are looked at once,
+the cloud (benchmarks/growth.py). Paused, the objects are looked at once,
 in the first collection after the build.
 
 The switch is the process's, and the pause is per call, not counted: a

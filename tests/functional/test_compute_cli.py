@@ -135,8 +135,8 @@ def test_compute_run_reports_until_sigterm(rtf, tmp_path, database_url):
     assert "compute agent of host h1 stopped" in err
 
 
-def test_readme_boot_with_a_device_class(rtf, tmp_path):
-    # The README's `--resources VCPU=2,CUSTOM_FPGA=1`: refused on the
+def test_boot_with_a_device_class(rtf, tmp_path):
+    # `--resources VCPU=2,CUSTOM_FPGA=1`: refused on the
     # default fake node (nothing offers the class), and booted once the
     # fake driver reports a device child.
     assert rtf("compute", "update")[0] == 0

@@ -56,3 +56,62 @@ def test_a_traceback_fails_even_with_exit_status_0(tmp_path):
     out = io.StringIO()
     assert readme_blocks.run(tmp_path / "README.md", out) == 1
     assert "FAILED: a traceback in the output" in out.getvalue()
+
+
+GUIDE_PAGE = """Title
+=====
+
+.. code-block:: ini
+
+   [DEFAULT]
+
+.. code-block:: sh
+   :caption: two commands
+
+   export GREETING=hello
+   if true; then
+       echo "$GREETING" > seen
+   fi
+
+.. code-block:: console
+
+   $ rtf check
+   no findings
+
+::
+
+   rtf demo
+
+.. code-block:: bash
+
+   # long: an hour (measured)
+   sleep 3600
+
+Some text.
+"""
+
+
+def test_guide_blocks_are_the_shell_code_blocks_without_their_options():
+    blocks = readme_blocks.rst_shell_blocks(GUIDE_PAGE)
+    assert [b.line for b in blocks] == [8, 25]
+    assert blocks[0].text == ('export GREETING=hello\nif true; then\n'
+                              '    echo "$GREETING" > seen\nfi\n')
+    assert blocks[1].skip_reason == "an hour (measured)"
+
+
+def test_a_folder_runs_each_page_from_the_checkout_top(tmp_path):
+    (tmp_path / "setup.cfg").write_text("")
+    (tmp_path / "doc" / "user").mkdir(parents=True)
+    (tmp_path / "doc" / "user" / "a.rst").write_text(GUIDE_PAGE)
+    (tmp_path / "doc" / "user" / "b.rst").write_text(
+        "B\n=\n\n.. code-block:: sh\n\n   test ! -e elsewhere\n   false\n")
+    assert readme_blocks.main([str(tmp_path / "doc")]) == 1
+    assert (tmp_path / "seen").read_text() == "hello\n"  # a.rst ran first, at the top
+
+
+def test_a_failing_guide_block_is_named_by_its_path(tmp_path, capsys):
+    (tmp_path / "setup.cfg").write_text("")
+    (tmp_path / "doc").mkdir()
+    (tmp_path / "doc" / "b.rst").write_text("B\n=\n\n.. code-block:: sh\n\n   false\n")
+    assert readme_blocks.main([str(tmp_path / "doc")]) == 1
+    assert "FAILED: the block at doc/b.rst:4 (exit status 1)" in capsys.readouterr().out

@@ -16,7 +16,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="entry point (group rtframework.placement) of the backend the "
                     "contract tests run against")
     group.addoption("--rtf-config-file", metavar="PATH", action="append", default=[],
-                    help="configuration file for that backend (repeatable)")
+                    help="configuration file for the backend (or, with --rtf-driver, the "
+                    "driver) under test (repeatable)")
 
 
 def pytest_configure(config: pytest.Config) -> None:

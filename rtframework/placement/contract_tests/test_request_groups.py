@@ -309,3 +309,62 @@ def test_what_a_group_without_resources_names(backend, make_provider):
     assert named_by(member_of=(frozenset({new_uuid()}),)) == set()
     assert named_by(forbidden_traits=frozenset({"HW_CPU_X86_AVX2"})) == set()
     assert named_by(in_tree=root.uuid) == set()
+
+
+@pytest.mark.parametrize("path", ["plain", "granular"])
+def test_a_provider_or_its_root_alone_meets_every_member_of_set(backend, make_provider, path):
+    # The root is in x, its VCPU child in y: each set alone is met (the
+    # root's aggregate spans the tree), both together by neither alone.
+    x, y, anchor = new_uuid(), new_uuid(), custom_trait(backend)
+    root = make_provider({"MEMORY_MB": 1024}, traits=[anchor], aggregates=[x])
+    child = make_provider({"VCPU": 4}, parent=root.uuid, aggregates=[y])
+    # root_required sends the search down the granular path.
+    narrowed = {"root_required": frozenset({anchor})} if path == "granular" else {}
+
+    def vcpu(*sets) -> set[frozenset]:
+        return found(backend, resources={"VCPU": 1}, in_tree=root.uuid,
+                     member_of=tuple(frozenset({s}) for s in sets), **narrowed)
+
+    assert vcpu(x) == vcpu(y) == {alloc((child, {"VCPU": 1}))}
+    assert vcpu(x, y) == set()
+    assert found(backend, resources={"VCPU": 1}, in_tree=root.uuid,
+                 member_of=(frozenset({x}), frozenset({x, y})), **narrowed) == {
+        alloc((child, {"VCPU": 1}))}
+
+
+@pytest.fixture
+def linked_pools(backend, make_provider):
+    """Two compute trees that give nothing but link two pools, each in
+    one of two aggregates the trees are both in."""
+    disk_agg, ip_agg, anchor = new_uuid(), new_uuid(), custom_trait(backend)
+    trees = [make_provider({"VCPU": 8}, traits=[anchor], aggregates=[disk_agg, ip_agg])
+             for _ in range(2)]
+    disk = make_provider({"DISK_GB": 100}, traits=[SHARES], aggregates=[disk_agg])
+    ips = make_provider({"IPV4_ADDRESS": 10}, traits=[SHARES], aggregates=[ip_agg])
+    return anchor, (disk_agg, ip_agg), trees, disk, ips
+
+
+def test_sharing_providers_alone_make_a_candidate(backend, linked_pools):
+    # Neither pool is in the other's aggregate: only the trees link them.
+    # The candidate is listed once, however many trees link it, and its
+    # summaries name the pools only.
+    anchor, aggregates, trees, disk, ips = linked_pools
+    want = {"DISK_GB": 1, "IPV4_ADDRESS": 1}
+    pools = {alloc((disk, {"DISK_GB": 1}), (ips, {"IPV4_ADDRESS": 1}))}
+    assert found(backend, resources=want, member_of=(frozenset(aggregates),)) == pools
+    got = backend.get_allocation_candidates(t.CandidateQuery(
+        resources=want, root_required=frozenset({anchor})))
+    assert len(got.allocation_requests) == 1
+    assert set(got.provider_summaries) == {disk.uuid, ips.uuid}
+    assert found(backend, resources={"VCPU": 1, **want}, root_required=frozenset({anchor})) == {
+        alloc((tree, {"VCPU": 1}), (disk, {"DISK_GB": 1}), (ips, {"IPV4_ADDRESS": 1}))
+        for tree in trees}
+
+
+def test_a_numbered_group_of_a_pool_alone_is_a_candidate(backend, linked_pools):
+    # root_required looks at the tree that links the pool.
+    anchor, _, _, disk, _ = linked_pools
+    assert found(backend, groups={"1": G(resources={"DISK_GB": 1})},
+                 root_required=frozenset({anchor})) == {alloc((disk, {"DISK_GB": 1}))}
+    assert found(backend, groups={"1": G(resources={"DISK_GB": 1})},
+                 root_required=frozenset({anchor, custom_trait(backend)})) == set()

@@ -4,9 +4,10 @@ A candidate is one provider tree (a root and its descendants) that can
 serve every requested class, each class from a single provider of the tree.
 Rules taken from OpenStack Placement's unnumbered group:
 
-* ``member_of``: an aggregate on the root spans the whole tree, one on a
-  non-root provider covers only that provider; every provider that serves
-  a class must be covered by at least one aggregate of each any-of set.
+* ``member_of``: every provider that serves a class is in an aggregate of
+  each any-of set itself, or its root is (an aggregate on the root spans
+  the whole tree); the provider's and its root's aggregates are not mixed
+  to meet two sets.
 * ``required_traits``: traits do not spread over the tree; each required
   trait must be on at least one of the providers that serve resources in
   the candidate (not merely somewhere in the tree).
@@ -77,7 +78,8 @@ def _eligible(resources: tuple[tuple[str, int], ...], query: t.CandidateQuery) -
             .select_from(pa.join(agg, pa.c.aggregate_id == agg.c.id))
             .where(agg.c.uuid.in_(sorted(any_of)))
         )
-        # An aggregate on the root covers the whole tree.
+        # An aggregate on the root covers the whole tree (that the provider
+        # or its root alone meets every set is checked in Python).
         stmt = stmt.where(sa.or_(rp.c.id.in_(members), rp.c.root_provider_id.in_(members)))
     if query.forbidden_aggregates:
         banned = (
@@ -160,7 +162,8 @@ def _without_semijoins(conn: sa.Connection, shape: tuple, params: dict) -> Seque
     them all before it cuts at the limit (limit 10 with a trait on one
     provider in ten joined a thousand trees at 10,000 providers). With
     semi-joins off for this one statement it builds the subquery's set once
-    and probes it as the walk in root order goes (README, Benchmarks). The
+    and probes it as the walk in root order goes (benchmarks/candidates.py,
+    limit 10 with the trait, on MariaDB). The
     aggregate subqueries (under OR, or NOT IN) never become semi-joins."""
     state = _mariadb_search(shape, conn.dialect).construct_expanded_state(params)
     values = state.parameters
@@ -426,10 +429,9 @@ class _Trees:
             return False
         if not (query.member_of or query.forbidden_aggregates):
             return True
-        mine = node.aggregates | top.aggregates
-        if mine & query.forbidden_aggregates:
+        if (node.aggregates | top.aggregates) & query.forbidden_aggregates:
             return False
-        return all(mine & any_of for any_of in query.member_of)
+        return granular.member_of_met(query.member_of, node.aggregates, top.aggregates)
 
     def candidates(self, root: int, query: t.CandidateQuery,
                    requested: tuple[tuple[str, int], ...]) -> Iterator[dict[str, dict[str, int]]]:

@@ -22,8 +22,10 @@ The rules, as OpenStack Placement has them:
   provider's free capacity and max_unit.
 * ``root_required``: traits the tree's root has (and lacks).
 * ``same_subtree``: the providers of those groups all sit under one of them.
-* A candidate uses at least one provider of its own tree; one served by
-  sharing providers alone is the sharing provider's own tree's candidate.
+* A candidate may be served by sharing providers alone, when a tree links
+  them (each is in an aggregate of a provider of the tree) and the tree
+  meets the request's tree-wide rules (``root_required``); the same
+  allocation is one candidate however many trees link it.
 
 Each tree is combined in Python after reading it with its inventory,
 usage, traits and aggregates (a query per batch of trees, and one for
@@ -135,15 +137,20 @@ def find(conn: sa.Connection, query: t.CandidateQuery, trees_cls: Any) -> t.Allo
     # sharing providers it may use.
     with_aggregates = bool(shared) or any(g.member_of or g.forbidden_aggregates
                                           for g in groups.values())
+    # Candidates of sharing providers alone, by allocation: several trees
+    # may link the same ones.
+    shared_only: set[tuple] = set()
     for held, root in _in_root_order(conn, trees_cls, query, sharers, with_aggregates,
                                      lambda: len(requests)):
         search = _TreeSearch(held.by_root[root], root, shared, groups, tree_roots, query)
         left = None if query.limit is None else query.limit - len(requests)
-        found = list(itertools.islice(search.candidates(), left))
+        found = list(itertools.islice(search.new_candidates(shared_only), left))
         if found:
             requests.extend(found)
-            # The whole tree, and the sharing providers its candidates use.
-            held.add_summaries(root, summaries)
+            # The tree when its own providers serve, and the sharing
+            # providers its candidates use.
+            if any(p in search.mine for r in found for p in r.allocations):
+                held.add_summaries(root, summaries)
             # (A sharing provider near the tree that serves nothing asked
             # stays pending for every tree: then the set is built each time.)
             pending = [node for node in search.near if node.uuid not in summaries]
@@ -206,6 +213,14 @@ def _next_size(limit: int, found: int, read: int, last: int) -> int:
     return max(1, min(_MOST_TREES, math.ceil((limit - found) * read / found * 1.25)))
 
 
+def member_of_met(member_of: tuple[frozenset[str], ...], own: frozenset[str],
+                  root: frozenset[str]) -> bool:
+    """A provider of the unnumbered group meets ``member_of``: its ``own``
+    aggregates meet every any-of set, or its ``root``'s aggregates do."""
+    return (all(own & any_of for any_of in member_of)
+            or all(root & any_of for any_of in member_of))
+
+
 class _TreeSearch:
     """Every way one tree (with the sharing providers it may use) meets the
     request's groups."""
@@ -255,13 +270,12 @@ class _TreeSearch:
             if banned & group.forbidden_aggregates:
                 return False
         if group.member_of:
-            mine = node.aggregates
-            if suffix == UNNUMBERED and node.uuid in self.mine:
-                # The root's aggregates span the tree for the unnumbered
-                # group only; a numbered group's provider must be in one
-                # itself, as in Placement.
-                mine = mine | self.top.aggregates
-            if not all(mine & any_of for any_of in group.member_of):
+            # The root's aggregates span the tree for the unnumbered group
+            # only; a numbered group's provider must be in one itself, as
+            # in Placement.
+            root = (self.top.aggregates if suffix == UNNUMBERED and node.uuid in self.mine
+                    else frozenset())
+            if not member_of_met(group.member_of, node.aggregates, root):
                 return False
         return True
 
@@ -296,6 +310,20 @@ class _TreeSearch:
         return [[n for n in pool
                  if group.required_traits <= n.traits
                  and all(self._fits(n, rc, amount) for rc, amount in group.resources.items())]]
+
+    def new_candidates(self, shared_only: set[tuple]) -> Iterator[t.AllocationRequest]:
+        """:meth:`candidates`, less those of sharing providers alone that
+        ``shared_only`` holds already (it is added to)."""
+        for request in self.candidates():
+            if all(t.SHARING_TRAIT in self.pool_by_uuid[p].traits
+                   for p in itertools.chain(request.allocations, *request.mappings.values())):
+                key = (tuple(sorted((p, tuple(sorted(r.items())))
+                                    for p, r in request.allocations.items())),
+                       tuple(sorted(request.mappings.items())))
+                if key in shared_only:
+                    continue
+                shared_only.add(key)
+            yield request
 
     def candidates(self) -> Iterator[t.AllocationRequest]:
         query = self.query
@@ -332,20 +360,16 @@ class _TreeSearch:
         resources is the only group (most requests): one slot per class,
         so no provider is asked for a class twice and nothing adds up."""
         group = self.groups[UNNUMBERED]
-        required, mine = group.required_traits, self.mine
+        required = group.required_traits
         amounts = [(rc, group.resources[rc]) for _, rc, _ in slots]
         for chosen in itertools.product(*(choices for _, _, choices in slots)):
             allocations: dict[str, dict[str, int]] = {}
-            own = False
             for (rc, amount), node in zip(amounts, chosen, strict=True):
                 held = allocations.get(node.uuid)
                 if held is None:
                     allocations[node.uuid] = {rc: amount}
-                    own = own or node.uuid in mine
                 else:
                     held[rc] = amount
-            if not own:
-                continue  # sharing providers alone: their own tree's candidate
             if required and not required <= frozenset().union(*(n.traits for n in chosen)):
                 continue
             yield t.AllocationRequest(allocations=allocations,
@@ -353,8 +377,6 @@ class _TreeSearch:
 
     def _request(self, picked: list) -> t.AllocationRequest | None:
         query = self.query
-        if not any(node.uuid in self.mine for _, _, node in picked):
-            return None
         by_group: dict[str, list] = {}
         for suffix, _, node in picked:
             by_group.setdefault(suffix, []).append(node)

@@ -9,7 +9,7 @@ import pytest
 
 from rtframework import scheduler, sharing
 from rtframework.compute import values as v
-from rtframework.moves import live, migrate, resize
+from rtframework.moves import evacuate, live, migrate, recovery, resize
 from rtframework.placement import types as t
 from rtframework.tracker import NoCapacity
 
@@ -143,9 +143,79 @@ def test_a_refusal_names_the_full_pool(pool_cloud):
     cloud = pool_cloud
     cloud.boot("a", {"VCPU": 1, "MEMORY_MB": 256, "DISK_GB": 80}, name="big")
     vm = cloud.boot("b", F)
-    full = f"pool-{cloud.suffix} is full for DISK_GB=30: 10 free of 100"
+    # The pool holds the 10 GB disk already: the resize needs 20 more.
+    full = f"pool-{cloud.suffix} is full for DISK_GB=20: 10 free of 100"
     with pytest.raises(scheduler.NoValidHost, match=full):
         resize.start(cloud.ctx, vm.uuid, v.Flavor("bigger", BIGGER), to_host=cloud.host("a"))
     assert holds(cloud, vm.uuid)["pool"] == {"DISK_GB": 10}
     with pytest.raises(NoCapacity, match=f"pool-{cloud.suffix} is full for DISK_GB=20: 10 free"):
         cloud.boot("a", {**F, "DISK_GB": 20}, name="one-too-many")
+
+
+def fill_pool(cloud, vm_disk: int) -> None:
+    """Fill the pool to the last GB with a filler instance on host b."""
+    cloud.boot("b", {"VCPU": 1, "MEMORY_MB": 256, "DISK_GB": 100 - vm_disk}, name="filler")
+    assert pool_used(cloud) == 100
+
+
+@pytest.mark.parametrize("to", [None, "b"])
+@pytest.mark.parametrize("kind", ["migrate", "live-migrate", "evacuate"])
+def test_a_full_pool_lets_its_hosts_move_and_evacuate(pool_cloud, kind, to):
+    # The disk stays in the pool: a move between two hosts of one pool
+    # needs no room there, so a full pool traps no host.
+    cloud = pool_cloud
+    vm = cloud.boot("a", F)
+    fill_pool(cloud, F["DISK_GB"])
+    to_host = cloud.host(to) if to else None
+    if kind == "migrate":
+        mig = migrate.migrate(cloud.ctx, vm.uuid, to_host=to_host)
+    elif kind == "live-migrate":
+        mig = live.start(cloud.ctx, vm.uuid, to_host=to_host)
+    else:
+        cloud.store.set_forced_down(cloud.host("a"), True)
+        mig = evacuate.evacuate(cloud.ctx, vm.uuid, to_host=to_host)
+    assert cloud.label(cloud.store.get_migration(mig.uuid).dest_host) == "b"
+    assert pool_used(cloud) == 100
+    assert holds(cloud, vm.uuid)["pool"] == {"DISK_GB": 10}
+    assert judged(cloud) == []
+    if kind == "migrate":
+        resize.confirm(cloud.ctx, mig.uuid)
+    elif kind == "live-migrate":
+        live.complete(cloud.ctx, mig.uuid)
+    else:
+        assert holds(cloud, vm.uuid)["a"] == {"VCPU": 2, "MEMORY_MB": 1024}
+        cloud.store.set_forced_down(cloud.host("a"), False)
+        recovery.reconcile(cloud.ctx, cloud.host("a"))
+    assert holds(cloud, vm.uuid) == {"b": {"VCPU": 2, "MEMORY_MB": 1024},
+                                     "pool": {"DISK_GB": 10}}
+    assert pool_used(cloud) == 100
+    assert judged(cloud) == []
+
+
+@pytest.mark.parametrize("to", [None, "b"])
+@pytest.mark.parametrize("end", ["confirm", "revert"])
+def test_a_resize_in_a_pool_needs_only_its_growth(pool_cloud, end, to):
+    # 20 GB free and a resize from 10 to 30 GB: the pool holds the disk
+    # once, so exactly the free 20 GB are enough.
+    cloud = pool_cloud
+    vm = cloud.boot("a", F)
+    cloud.boot("b", {"VCPU": 1, "MEMORY_MB": 256, "DISK_GB": 70}, name="filler")
+    assert pool_used(cloud) == 80
+    mig = resize.run(cloud.ctx, vm.uuid, v.Flavor("bigger", BIGGER),
+                     to_host=cloud.host(to) if to else None)
+    assert pool_used(cloud) == 100
+    assert holds(cloud, vm.uuid)["pool"] == {"DISK_GB": 30}
+    assert judged(cloud) == []
+    getattr(resize, end)(cloud.ctx, mig.uuid)
+    assert pool_used(cloud) == (100 if end == "confirm" else 80)
+    assert judged(cloud) == []
+
+
+def test_a_resize_in_a_full_pool_is_refused_for_its_growth_only(pool_cloud):
+    cloud = pool_cloud
+    vm = cloud.boot("a", F)
+    cloud.boot("b", {"VCPU": 1, "MEMORY_MB": 256, "DISK_GB": 71}, name="filler")
+    with pytest.raises(scheduler.NoValidHost, match="DISK_GB=20: 19 free of 100"):
+        resize.run(cloud.ctx, vm.uuid, v.Flavor("bigger", BIGGER), to_host=cloud.host("b"))
+    assert holds(cloud, vm.uuid)["pool"] == {"DISK_GB": 10}
+    assert pool_used(cloud) == 81

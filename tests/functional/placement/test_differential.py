@@ -30,8 +30,8 @@ their order is not defined, and with a ``limit`` it returns an arbitrary
 ``limit`` of them; the test checks how many came back and that each is one
 of the unlimited answer's.
 
-The known differences listed in the README ("Differences from OpenStack
-Placement") are left out, each where its comment says, and nothing else.
+The differences rtframework keeps on purpose, and those it knows of, are
+left out, each where its comment says, and nothing else.
 
 Budget: ``RTF_TEST_DIFFERENTIAL="sqlite:200x30,postgresql:20x30"`` runs that
 many examples of at most that many steps per engine (``tox -e
