@@ -21,6 +21,10 @@ from oslo_config import cfg
 
 from rtframework import db
 
+# Locks this process holds, by path: a process runs one agent per host
+# (tests run the command again in one process; the lock is kept till exit).
+_held: dict[str, IO[str]] = {}
+
 
 class AgentRunning(Exception):
     """Another agent of the host runs on this machine."""
@@ -33,9 +37,11 @@ def _path(conf: cfg.ConfigOpts, host: str) -> str:
 
 
 def acquire(conf: cfg.ConfigOpts, host: str) -> IO[str]:
-    """Hold the agent lock of ``host`` until the returned file is closed
-    (or the process ends); AgentRunning naming the holder's pid if taken."""
+    """Hold the agent lock of ``host`` until the process ends;
+    AgentRunning naming the holder's pid if another process holds it."""
     path = _path(conf, host)
+    if path in _held:
+        return _held[path]
     lock = open(path, "a+")  # noqa: SIM115 - held for the life of the agent
     try:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -51,4 +57,5 @@ def acquire(conf: cfg.ConfigOpts, host: str) -> IO[str]:
     lock.truncate()
     lock.write(f"{os.getpid()}\n")
     lock.flush()
+    _held[path] = lock
     return lock
