@@ -385,9 +385,11 @@ class Differential(RuleBasedStateMachine):
         vcpu = (8, 0, 1, t.MAX_INT, 1, 1.0)
         if shape == "root and child apart":
             root = made()
+            if root < 0:
+                return
             before = len(self.providers)
             self.create_provider(root, "fresh", False)
-            if root < 0 or len(self.providers) == before:
+            if len(self.providers) == before:
                 return
             child = len(self.providers) - 1
             self.set_inventories(child, {0: vcpu}, "right")
