@@ -12,11 +12,13 @@ that pool: :func:`kept_in_pool` asks the pool only for the growth.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 from rtframework.placement import errors as perrors
 from rtframework.placement import types as t
+from rtframework.placement import validation
 from rtframework.placement.backend import PlacementBackend
 
 SHARED_GROUP = "shared"
@@ -76,17 +78,25 @@ def kept_in_pool(backend: PlacementBackend, pool_uuid: str, held: Mapping[str, i
                  in_tree: str | None = None) -> KeptInPool | None:
     """The request for ``resources`` on a tree sharing ``pool_uuid``, where
     the consumer already holds ``held`` (None: nothing of the request can
-    stay there, or the pool shares with no tree)."""
+    stay there, nothing else is asked, the pool shares with no tree, or
+    the new amount breaks one of the pool's unit rules)."""
     wanted = {rc: n for rc, n in resources.items() if n}
     on_pool = {rc: wanted[rc] for rc in held if rc in wanted}
     try:
         aggregates = backend.get_provider_aggregates(pool_uuid).aggregates
+        inventories = backend.get_inventories(pool_uuid).inventories
     except perrors.ProviderNotFound:
         return None
     rest = {rc: n for rc, n in wanted.items() if rc not in on_pool}
     if not on_pool or not rest or not aggregates:
         return None
-    growth = {rc: n - held[rc] for rc, n in on_pool.items() if n > held[rc]}
+    if any(rc not in inventories or not validation.fits(
+            n, math.inf, 0, inventories[rc].min_unit, inventories[rc].max_unit,
+            inventories[rc].step_size) for rc, n in on_pool.items()):
+        return None  # the whole amount breaks a unit rule: the plain search says which
+    # The growth is asked as a unit the pool hands out (at least min_unit).
+    growth = {rc: max(n - held[rc], inventories[rc].min_unit)
+              for rc, n in on_pool.items() if n > held[rc]}
     groups = {}
     if growth:
         groups[POOL_GROUP] = t.RequestGroup(resources=growth, in_tree=pool_uuid)

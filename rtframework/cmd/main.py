@@ -189,7 +189,9 @@ class RtfApp(App):
         for name in ("rtframework", "alembic"):
             logging.getLogger(name).setLevel(quiet)
         for handler in logging.getLogger().handlers:
-            handler.setFormatter(secrets.MaskingFormatter(handler.formatter, lambda: self._conf))
+            if not isinstance(handler.formatter, secrets.MaskingFormatter):
+                handler.setFormatter(secrets.MaskingFormatter(handler.formatter,
+                                                              lambda: self._conf))
 
 
 def main(argv: list[str] | None = None) -> int:

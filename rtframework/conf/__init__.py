@@ -39,6 +39,12 @@ def load(
              validate_default_values=True)
     except cfg.ConfigFilesNotFoundError as exc:
         raise ConfigError(f"configuration file not found: {', '.join(exc.config_files)}") from exc
+    except cfg.ConfigFileParseError as exc:
+        # Not the line itself: it may hold a secret.
+        found = exc.__context__
+        where = (f"line {found.lineno}: {found.msg}" if isinstance(found, cfg.ParseError)
+                 else "it is not an ini file")
+        raise ConfigError(f"cannot parse {exc.config_file}, {where}") from None
     except cfg.Error as exc:
         raise ConfigError(str(exc)) from exc
     validate(conf)

@@ -23,15 +23,19 @@ from oslo_config import cfg
 from oslo_utils import strutils
 
 MASK = "***"
-# scheme://user:password@ -- the password up to the last "@" before the
-# host part, so that an "@" inside a malformed password is hidden too.
-_URL_PASSWORD = re.compile(r"(?P<head>[A-Za-z][\w+.-]*://[^:/@\s'\"]*:)(?P<pw>[^\s'\"/]*)(?=@)")
+# scheme://user:password@host -- the password up to the "@" that starts the
+# host part, so that a "/" or "@" inside a password is hidden too.
+_URL_PASSWORD = re.compile(
+    r"(?P<head>[A-Za-z][\w+.-]*://[^:/@\s'\"]*:)(?P<pw>[^\s'\"?]*?)"
+    r"(?=@[^\s@'\"/?]*(?:[/?\s'\"]|$))")
 
 
 def mask(text: str, conf: cfg.ConfigOpts | None = None) -> str:
     """``text`` with every secret it quotes replaced by ``***``."""
     for value in _secret_values(conf):
-        text = text.replace(value, MASK)
+        # Whole words only: a short password must not eat into uuids and
+        # numbers that merely contain it.
+        text = re.sub(rf"(?<!\w){re.escape(value)}(?!\w)", MASK, text)
     text = _URL_PASSWORD.sub(lambda m: m["head"] + MASK, text)
     return strutils.mask_password(text, secret=MASK)
 
@@ -104,6 +108,10 @@ class MaskingStream:
 
     def write(self, text: str) -> int:
         return self._inner.write(mask(text, self._conf()))
+
+    def writelines(self, lines) -> None:
+        for line in lines:
+            self.write(line)
 
     def __getattr__(self, name: str):
         return getattr(self._inner, name)

@@ -362,9 +362,12 @@ def test_sharing_providers_alone_make_a_candidate(backend, linked_pools):
 
 
 def test_a_numbered_group_of_a_pool_alone_is_a_candidate(backend, linked_pools):
-    # root_required looks at the tree that links the pool.
+    # root_required looks at the trees that link the pool; two link it,
+    # one candidate.
     anchor, _, _, disk, _ = linked_pools
-    assert found(backend, groups={"1": G(resources={"DISK_GB": 1})},
-                 root_required=frozenset({anchor})) == {alloc((disk, {"DISK_GB": 1}))}
+    got = backend.get_allocation_candidates(t.CandidateQuery(
+        groups={"1": G(resources={"DISK_GB": 1})}, root_required=frozenset({anchor})))
+    assert [dict(r.allocations) for r in got.allocation_requests] == [
+        {disk.uuid: {"DISK_GB": 1}}]
     assert found(backend, groups={"1": G(resources={"DISK_GB": 1})},
                  root_required=frozenset({anchor, custom_trait(backend)})) == set()

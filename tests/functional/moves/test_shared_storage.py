@@ -219,3 +219,30 @@ def test_a_resize_in_a_full_pool_is_refused_for_its_growth_only(pool_cloud):
         resize.run(cloud.ctx, vm.uuid, v.Flavor("bigger", BIGGER), to_host=cloud.host("b"))
     assert holds(cloud, vm.uuid)["pool"] == {"DISK_GB": 10}
     assert pool_used(cloud) == 81
+
+
+def test_a_resize_past_the_pools_max_unit_is_refused_by_name(pool_cloud):
+    # The growth (20) is within max_unit, the whole new disk (30) is not:
+    # the refusal names max_unit, and nothing changes.
+    cloud = pool_cloud
+    cloud.backend.set_inventories(cloud.pool, cloud.backend.get_inventories(cloud.pool).generation,
+                                  {"DISK_GB": t.Inventory(total=100, max_unit=20)})
+    vm = cloud.boot("a", F)
+    with pytest.raises(scheduler.NoValidHost, match="exceeds max_unit 20"):
+        resize.run(cloud.ctx, vm.uuid, v.Flavor("bigger", BIGGER), to_host=cloud.host("b"))
+    assert holds(cloud, vm.uuid)["pool"] == {"DISK_GB": 10}
+    assert pool_used(cloud) == 10
+
+
+@pytest.mark.parametrize("end", ["confirm", "revert"])
+def test_a_same_host_resize_in_a_full_pool_needs_only_its_growth(pool_cloud, end):
+    cloud = pool_cloud
+    vm = cloud.boot("a", F)
+    cloud.boot("b", {"VCPU": 1, "MEMORY_MB": 256, "DISK_GB": 70}, name="filler")
+    mig = resize.run(cloud.ctx, vm.uuid, v.Flavor("bigger", BIGGER), to_host=cloud.host("a"))
+    assert pool_used(cloud) == 100
+    assert holds(cloud, vm.uuid)["pool"] == {"DISK_GB": 30}
+    check(cloud)
+    getattr(resize, end)(cloud.ctx, mig.uuid)
+    assert pool_used(cloud) == (100 if end == "confirm" else 80)
+    assert judged(cloud) == []

@@ -369,6 +369,44 @@ class Differential(RuleBasedStateMachine):
             self.providers.remove(rp)
             self.refresh()
 
+    @precondition(lambda self: len(self.providers) <= MAX_PROVIDERS - 3)
+    @rule(shape=st.sampled_from(["root and child apart", "pools linked by a tree"]))
+    def known_shape(self, shape):
+        """Shapes random rules rarely reach: a root and its child in
+        different aggregates (member_of must not mix their aggregates), and
+        two pools in different aggregates linked only by a tree that serves
+        nothing (sharing providers alone make a candidate)."""
+        def made() -> int:
+            """The position of the provider just created (-1: refused)."""
+            before = len(self.providers)
+            self.create_provider(None, "fresh", False)
+            return len(self.providers) - 1 if len(self.providers) > before else -1
+
+        vcpu = (8, 0, 1, t.MAX_INT, 1, 1.0)
+        if shape == "root and child apart":
+            root = made()
+            if root < 0:
+                return
+            before = len(self.providers)
+            self.create_provider(root, "fresh", False)
+            if len(self.providers) == before:
+                return
+            child = len(self.providers) - 1
+            self.set_inventories(child, {0: vcpu}, "right")
+            self.set_inventories(root, {1: (4096, 0, 1, t.MAX_INT, 1, 1.0)}, "right")
+            self.set_aggregates(root, frozenset({0}), "right")
+            self.set_aggregates(child, frozenset({1}), "right")
+            return
+        tree, disk, custom = made(), made(), made()
+        if min(tree, disk, custom) < 0:
+            return
+        shares = frozenset({STANDARD_TRAITS.index("MISC_SHARES_VIA_AGGREGATE")})
+        self.set_aggregates(tree, frozenset({0, 1}), "right")
+        for pool, c, agg in ((disk, 2, 0), (custom, 3, 1)):
+            self.set_inventories(pool, {c: vcpu}, "right")
+            self.set_traits(pool, shares, "right")
+            self.set_aggregates(pool, frozenset({agg}), "right")
+
     # -- inventories ------------------------------------------------------------
     def invalid_by_contract(self, inv: rest.Inventory) -> bool:
         """Known difference: the contract refuses min_unit > max_unit and an
