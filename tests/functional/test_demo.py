@@ -56,7 +56,8 @@ def test_demo_runs_in_a_fresh_directory_and_tells_the_story(tmp_path, monkeypatc
     assert "  storage-pool holds DISK_GB=20: the disk does not move" in nested
     assert "storage-pool holds DISK_GB=60 (the larger disk, once" in nested
     assert "reverted: storage-pool holds DISK_GB=20 again" in nested
-    assert "storage-pool is full for DISK_GB=120: 80 free of 100" in nested
+    # The pool holds the 20 GB disk already: the resize to 120 needs 100 more.
+    assert "storage-pool is full for DISK_GB=100: 80 free of 100" in nested
     assert "| (shared) | storage-pool       | DISK_GB     | 20   | 100      |" in out
 
 
