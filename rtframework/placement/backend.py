@@ -174,8 +174,14 @@ class PlacementAdmin(abc.ABC):
     def delete_resource_class(self, name: str) -> None:
         """Delete a custom class no inventory uses (ResourceClassInUse)."""
 
-    def list_traits(self, prefix: str | None = None) -> list[str]:
-        """Standard and custom trait names, optionally by prefix."""
+    def list_traits(self, prefix: str | None = None, *,
+                    associated: bool | None = None) -> list[str]:
+        """Standard and custom trait names, optionally by prefix; with
+        ``associated``, only those some provider has (True) or none has
+        (False)."""
+
+    def delete_trait(self, name: str) -> None:
+        """Delete a custom trait no provider has (TraitInUse, TraitNotFound)."""
 
     # -- providers and inventory ---------------------------------------------
     def update_provider(
@@ -195,8 +201,10 @@ class PlacementAdmin(abc.ABC):
     def get_provider_aggregates(self, uuid: str) -> t.ProviderAggregates: ...
 
     def set_provider_aggregates(
-        self, uuid: str, generation: int, aggregates: frozenset[str]
-    ) -> int: ...
+        self, uuid: str, generation: int, aggregates: frozenset[str], *, bump: bool = True
+    ) -> int:
+        """Replace the provider's aggregates; the new generation. ``bump=False``
+        keeps the generation (Placement's API before 1.19 does)."""
 
     # -- allocations and usages ----------------------------------------------
     @abc.abstractmethod
@@ -208,6 +216,13 @@ class PlacementAdmin(abc.ABC):
 
     def get_project_usages(self, project_id: str, user_id: str | None = None) -> dict[str, int]:
         """resource class -> amount allocated to the project's consumers."""
+
+    def get_project_usages_by_type(self, project_id: str, user_id: str | None = None,
+                                   consumer_type: str | None = None
+                                   ) -> dict[str, dict[str, int]]:
+        """consumer type (``unknown`` for none) -> resource class -> amount,
+        with ``consumer_count``; ``consumer_type`` keeps one type, ``all``
+        sums every type into one group named ``all`` (Placement 1.38)."""
 
 
 class PlacementBackend(PlacementClient, PlacementAdmin):

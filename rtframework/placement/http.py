@@ -144,7 +144,8 @@ class HTTPBackend(contract.PlacementBackend):
     def _request(self, method: str, path: str, kind: Kind, *, json: Any = None,
                  params: Sequence[tuple[str, str]] | None = None,
                  missing_ok: bool = False, expect: tuple[str, ...] = (),
-                 parse: Callable[[Any], Any] | None = None, large: bool = False) -> Any:
+                 parse: Callable[[Any], Any] | None = None, large: bool = False,
+                 microversion: str | None = None) -> Any:
         """Send one request; return its JSON body (None if it has none).
 
         ``expect`` names the keys a JSON object answer must have; an answer
@@ -162,6 +163,8 @@ class HTTPBackend(contract.PlacementBackend):
             kwargs["json"] = json
         if params:
             kwargs["params"] = list(params)
+        if microversion is not None:
+            kwargs["microversion"] = microversion
         try:
             resp = self.adapter.request(path, method, **kwargs)
         except _UNREACHABLE as exc:
@@ -210,10 +213,21 @@ class HTTPBackend(contract.PlacementBackend):
         self._request("DELETE", f"/resource_classes/{name}", Kind.RESOURCE_CLASS)
         LOG.info("deleted resource class %s", name)
 
-    def list_traits(self, prefix: str | None = None) -> list[str]:
-        params = [("name", f"startswith:{prefix}")] if prefix else None
+    def list_traits(self, prefix: str | None = None, *,
+                    associated: bool | None = None) -> list[str]:
+        params = [("name", f"startswith:{prefix}")] if prefix else []
+        if associated is not None:
+            params.append(("associated", "true" if associated else "false"))
         return self._request("GET", "/traits", Kind.TRAIT, params=params, expect=("traits",),
                              parse=lambda b: sorted(str(n) for n in b["traits"]))
+
+    def delete_trait(self, name: str) -> None:
+        validation.check_trait_name(name)
+        if name in validation.STANDARD_TRAITS:
+            raise errors.InvalidTrait(f"trait {name} is a standard trait and cannot be "
+                                      "deleted")
+        self._request("DELETE", f"/traits/{name}", Kind.TRAIT)
+        LOG.info("deleted trait %s", name)
 
     def ensure_trait(self, name: str) -> None:
         validation.check_trait_name(name)
@@ -351,10 +365,21 @@ class HTTPBackend(contract.PlacementBackend):
         return t.ProviderAggregates(generation=generation, aggregates=aggregates)
 
     def set_provider_aggregates(
-        self, uuid: str, generation: int, aggregates: frozenset[str]
+        self, uuid: str, generation: int, aggregates: frozenset[str], *, bump: bool = True
     ) -> int:
-        return self._put_set(uuid, "aggregates", Kind.AGGREGATES, generation,
-                             validation.aggregates(aggregates))
+        aggregates = validation.aggregates(aggregates)
+        if bump:
+            return self._put_set(uuid, "aggregates", Kind.AGGREGATES, generation, aggregates)
+        # Placement 1.18 and older take a bare list and bump nothing; the
+        # generation is checked here first, as a later write would do.
+        current = self.get_provider_aggregates(uuid)
+        if current.generation != generation:
+            raise errors.ProviderGenerationConflict(
+                f"resource provider generation conflict on {uuid}: given {generation}, "
+                f"current {current.generation}")
+        self._request("PUT", f"/resource_providers/{uuid}/aggregates", Kind.AGGREGATES,
+                      json=sorted(aggregates), microversion="1.18")
+        return generation
 
     # -- allocations -----------------------------------------------------
     def get_consumer_allocations(self, consumer_uuid: str) -> t.ConsumerAllocations:

@@ -154,8 +154,12 @@ class SQLBackend(contract.PlacementBackend):
     def delete_resource_class(self, name: str) -> None:
         resource_classes.delete(self.engine, name)
 
-    def list_traits(self, prefix: str | None = None) -> list[str]:
-        return _traits.list_all(self.engine, prefix)
+    def list_traits(self, prefix: str | None = None, *,
+                    associated: bool | None = None) -> list[str]:
+        return _traits.list_all(self.engine, prefix, associated)
+
+    def delete_trait(self, name: str) -> None:
+        _traits.delete(self.engine, name)
 
     def ensure_trait(self, name: str) -> None:
         _traits.ensure(self.engine, name)
@@ -208,9 +212,10 @@ class SQLBackend(contract.PlacementBackend):
         return _aggregates.of_provider(self.engine, uuid)
 
     def set_provider_aggregates(
-        self, uuid: str, generation: int, aggregates: frozenset[str]
+        self, uuid: str, generation: int, aggregates: frozenset[str], *, bump: bool = True
     ) -> int:
-        return _aggregates.set_of_provider(self.engine, uuid, generation, aggregates)
+        return _aggregates.set_of_provider(self.engine, uuid, generation, aggregates,
+                                           bump=bump)
 
     # -- allocations -----------------------------------------------------
     def get_consumer_allocations(self, consumer_uuid: str) -> t.ConsumerAllocations:
@@ -243,6 +248,11 @@ class SQLBackend(contract.PlacementBackend):
 
     def get_project_usages(self, project_id: str, user_id: str | None = None) -> dict[str, int]:
         return usages.of_project(self.engine, project_id, user_id)
+
+    def get_project_usages_by_type(self, project_id: str, user_id: str | None = None,
+                                   consumer_type: str | None = None
+                                   ) -> dict[str, dict[str, int]]:
+        return usages.of_project_by_type(self.engine, project_id, user_id, consumer_type)
 
     def get_allocation_candidates(self, query: t.CandidateQuery) -> t.AllocationCandidates:
         query = validation.candidate_query(query)

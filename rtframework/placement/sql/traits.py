@@ -7,17 +7,38 @@ import sqlalchemy as sa
 
 from rtframework import db
 from rtframework.placement import types as t
-from rtframework.placement import validation
+from rtframework.placement import errors, validation
 from rtframework.placement.sql import models as m
 from rtframework.placement.sql import queries
 from rtframework.placement.sql.dberrors import translated
 
 
-def list_all(engine: sa.Engine, prefix: str | None = None) -> list[str]:
+def list_all(engine: sa.Engine, prefix: str | None = None,
+             associated: bool | None = None) -> list[str]:
     with translated(), db.read(engine) as conn:
         custom = set(conn.execute(sa.select(m.traits.c.name)).scalars())
+        used = set() if associated is None else set(conn.execute(
+            sa.select(m.provider_traits.c.trait).distinct()).scalars())
     names = validation.STANDARD_TRAITS | custom
-    return sorted(n for n in names if prefix is None or n.startswith(prefix))
+    return sorted(n for n in names if (prefix is None or n.startswith(prefix))
+                  and (associated is None or (n in used) == associated))
+
+
+def delete(engine: sa.Engine, name: str) -> None:
+    """Delete a custom trait no provider has."""
+    validation.check_trait_name(name)
+    if name in validation.STANDARD_TRAITS:
+        raise errors.InvalidTrait(f"trait {name} is a standard trait and cannot be deleted")
+    pt = m.provider_traits
+    with translated(), db.transaction(engine) as conn:
+        if not queries.custom_names(conn, m.traits, [name]):
+            raise errors.TraitNotFound(f"trait {name} not found")
+        users = conn.execute(
+            sa.select(sa.func.count()).select_from(pt).where(pt.c.trait == name)
+        ).scalar_one()
+        if users:
+            raise errors.TraitInUse(f"trait {name} is a trait of {users} provider(s)")
+        conn.execute(sa.delete(m.traits).where(m.traits.c.name == name))
 
 
 def ensure(engine: sa.Engine, name: str) -> None:

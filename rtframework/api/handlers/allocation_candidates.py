@@ -1,0 +1,183 @@
+"""GET /allocation_candidates (1.10), with request groups (1.25), string
+suffixes (1.33), mappings (1.34), root_required (1.35), same_subtree (1.36)."""
+
+from __future__ import annotations
+
+import re
+
+import webob
+
+from rtframework.api import payload
+from rtframework.api.handlers import common, query
+from rtframework.placement import errors as perrors
+from rtframework.placement import types as t
+
+_GROUPED = ("resources", "required", "member_of", "in_tree")
+
+
+def _suffix_pattern(v) -> str:
+    return r"[a-zA-Z0-9_-]{1,64}" if v.at_least(33) else r"[1-9][0-9]*"
+
+
+def _keys(v) -> tuple[list[str], tuple[str, ...]]:
+    keys = ["resources"]
+    if v.at_least(16):
+        keys.append("limit")
+    if v.at_least(17):
+        keys.append("required")
+    if v.at_least(21):
+        keys.append("member_of")
+    if v.at_least(25):
+        keys.append("group_policy")
+    if v.at_least(31):
+        keys.append("in_tree")
+    if v.at_least(35):
+        keys.append("root_required")
+    if v.at_least(36):
+        keys.append("same_subtree")
+    patterns: tuple[str, ...] = ()
+    if v.at_least(25):
+        names = ["resources", "required", "member_of"] + (["in_tree"] if v.at_least(31) else [])
+        patterns = tuple(f"^{n}{_suffix_pattern(v)}$" for n in names)
+    return keys, patterns
+
+
+def _groups(req: webob.Request, v) -> dict[str, dict[str, list[str]]]:
+    """suffix ('' unnumbered) -> parameter -> values."""
+    found: dict[str, dict[str, list[str]]] = {}
+    pattern = re.compile(rf"^({'|'.join(_GROUPED)})({_suffix_pattern(v)})?$")
+    for key in req.GET.keys():
+        match = pattern.match(key)
+        if match and (match.group(2) is None or v.at_least(25)):
+            found.setdefault(match.group(2) or "", {})[match.group(1)] = req.GET.getall(key)
+    return found
+
+
+def _group(params: dict[str, list[str]], v, suffix: str) -> t.RequestGroup:
+    resources = query.resources(params["resources"][-1]) if "resources" in params else {}
+    traits = query.traits(params["required"], v, f"required{suffix}") \
+        if "required" in params else query.Traits()
+    if traits.any_of:
+        raise query.bad("The 'in:' trait format is not supported by this placement "
+                        "backend's candidate search.")
+    member_of, forbidden = query.member_of(params.get("member_of", []), v)
+    in_tree = query.in_tree(params["in_tree"][-1]) if "in_tree" in params else None
+    return t.RequestGroup(resources=resources, required_traits=frozenset(traits.required),
+                          forbidden_traits=frozenset(traits.forbidden), member_of=member_of,
+                          in_tree=in_tree, forbidden_aggregates=forbidden)
+
+
+def _query(req: webob.Request, v) -> t.CandidateQuery:
+    keys, patterns = _keys(v)
+    query.check_keys(req, keys, patterns)
+    groups = _groups(req, v)
+    if not any("resources" in g for g in groups.values()):
+        raise query.bad("At least one request group (`resources` or `resources{$S}`) is "
+                        "required." if v.at_least(25) else
+                        "Invalid query string parameters: 'resources' is a required property")
+    unnumbered = _group(groups.pop("", {}), v, "")
+    numbered = {s: _group(p, v, s) for s, p in groups.items()}
+    orphans = sorted(s for s, g in groups.items() if "resources" not in g)
+    if orphans and not v.at_least(35):
+        raise query.bad("All request groups must specify resources.")
+    limit = query.single(req, "limit")
+    if limit is not None:
+        if not limit.isdigit() or int(limit) < 1:
+            raise query.invalid_query(f"Failed validating 'pattern' in schema: limit "
+                                      f"'{limit}' does not match '^[1-9][0-9]*$'")
+    policy = query.single(req, "group_policy")
+    if len(numbered) > 1 and policy is None:
+        raise query.bad('The "group_policy" parameter is required when specifying more '
+                        'than one "resources{N}" parameter.')
+    if policy is not None and policy not in t.GROUP_POLICIES:
+        raise query.invalid_query(f"'{policy}' is not one of ['none', 'isolate']")
+    root = query.Traits()
+    roots = req.GET.getall("root_required")
+    if len(roots) > 1:
+        raise query.bad("Query parameter 'root_required' may be specified only once.")
+    if roots:
+        root = query.traits(roots, v, "root_required")
+    same_subtree = tuple(frozenset(s.split(",")) for s in req.GET.getall("same_subtree"))
+    for suffixes in same_subtree:
+        unknown = sorted(s for s in suffixes if s not in numbered)
+        if unknown:
+            raise query.bad(f"Real suffixes in same_subtree: {', '.join(unknown)} "
+                            "have no matching resources, required, member_of or in_tree "
+                            "query param.")
+    resourceless = sorted(s for s, g in numbered.items() if not g.resources
+                          and not any(s in same for same in same_subtree))
+    if resourceless:
+        raise query.bad("Resourceless suffixed group request should be specified in "
+                        "`same_subtree` query param: bad group(s) - "
+                        f"{resourceless}.")
+    return t.CandidateQuery(
+        resources=unnumbered.resources, required_traits=unnumbered.required_traits,
+        forbidden_traits=unnumbered.forbidden_traits, member_of=unnumbered.member_of,
+        in_tree=unnumbered.in_tree, forbidden_aggregates=unnumbered.forbidden_aggregates,
+        limit=int(limit) if limit else None, groups=numbered, group_policy=policy,
+        root_required=frozenset(root.required), root_forbidden=frozenset(root.forbidden),
+        same_subtree=same_subtree)
+
+
+def _check_known(req: webob.Request, q: t.CandidateQuery) -> None:
+    be = common.backend(req)
+    classes = set(q.resources).union(*(g.resources for g in q.groups.values()))
+    unknown = sorted(classes - set(be.list_resource_classes()))
+    if unknown:
+        raise query.bad("Invalid resource class in resources parameter: Resource class "
+                        f"{unknown[0]} was not found.")
+    traits = set(q.required_traits | q.forbidden_traits | q.root_required | q.root_forbidden)
+    for g in q.groups.values():
+        traits |= g.required_traits | g.forbidden_traits
+    if traits:
+        unknown = sorted(traits - set(be.list_traits()))
+        if unknown:
+            raise query.bad(f"No such trait(s): {', '.join(unknown)}")
+
+
+def _request_json(req_: t.AllocationRequest, v) -> dict:
+    if v.at_least(12):
+        body: dict = {"allocations": {rp: {"resources": dict(res)}
+                                      for rp, res in req_.allocations.items()}}
+    else:
+        body = {"allocations": [{"resource_provider": {"uuid": rp}, "resources": dict(res)}
+                                for rp, res in req_.allocations.items()]}
+    if v.at_least(34):
+        body["mappings"] = {s: list(p) for s, p in req_.mappings.items()}
+    return body
+
+
+def _summaries_json(found: t.AllocationCandidates, q: t.CandidateQuery, v) -> dict:
+    wanted = set(q.resources).union(*(g.resources for g in q.groups.values()))
+    used = {rp for r in found.allocation_requests for rp in r.allocations}
+    body = {}
+    for rp, summary in found.provider_summaries.items():
+        if not v.at_least(29) and rp not in used:
+            continue
+        entry: dict = {"resources": {
+            rc: {"capacity": s.capacity, "used": s.used}
+            for rc, s in summary.resources.items() if v.at_least(27) or rc in wanted}}
+        if v.at_least(17):
+            entry["traits"] = sorted(summary.traits)
+        if v.at_least(29):
+            entry["parent_provider_uuid"] = summary.parent_uuid
+            entry["root_provider_uuid"] = summary.root_uuid
+        body[rp] = entry
+    return body
+
+
+@common.handler("placement:allocation_candidates:list", since=10)
+def list_candidates(req: webob.Request) -> webob.Response:
+    v = common.version(req)
+    q = _query(req, v)
+    _check_known(req, q)
+    try:
+        found = common.backend(req).get_allocation_candidates(q)
+    except perrors.ProviderNotFound:
+        found = t.AllocationCandidates(allocation_requests=(), provider_summaries={})
+    return payload.json_response(req, {
+        "allocation_requests": [_request_json(r, v) for r in found.allocation_requests],
+        "provider_summaries": _summaries_json(found, q, v)})
+
+
+ROUTES = {"/allocation_candidates": {"GET": list_candidates}}

@@ -1,0 +1,202 @@
+"""/allocations/{consumer}, POST /allocations (1.13) and
+/resource_providers/{uuid}/allocations.
+
+Bodies by version: a list of ``{"resource_provider": {"uuid"},
+"resources"}`` before 1.12, a dict by provider from 1.12; ``project_id``
+and ``user_id`` required from 1.8; ``consumer_generation`` from 1.28
+(before it a write replaces whatever the consumer holds);
+``consumer_type`` from 1.38.
+"""
+
+from __future__ import annotations
+
+import webob
+import webob.exc
+from oslo_utils import uuidutils
+
+from rtframework.api import errors, payload
+from rtframework.api.handlers import common, query
+from rtframework.placement import errors as perrors
+from rtframework.placement import types as t
+
+# Placement's [placement] incomplete_consumer_project_id / _user_id defaults.
+INCOMPLETE_CONSUMER = "00000000-0000-0000-0000-000000000000"
+
+_UUID = {"type": "string", "format": "uuid"}
+_RESOURCES = {"type": "object", "minProperties": 1, "patternProperties": {
+    "^[0-9A-Z_]+$": {"type": "integer", "minimum": 1}}, "additionalProperties": False}
+_EXTERNAL_ID = {"type": "string", "minLength": 1, "maxLength": 255}
+_CONSUMER_TYPE = {"type": "string", "pattern": "^[A-Z0-9_]+$", "minLength": 1,
+                  "maxLength": 255}
+
+
+def _allocations_schema(v) -> dict:
+    if not v.at_least(12):
+        return {"type": "array", "minItems": 1, "items": {
+            "type": "object", "properties": {
+                "resource_provider": {"type": "object", "properties": {"uuid": _UUID},
+                                      "required": ["uuid"], "additionalProperties": False},
+                "resources": _RESOURCES},
+            "required": ["resource_provider", "resources"], "additionalProperties": False}}
+    entry = {"type": "object", "properties": {"resources": _RESOURCES,
+                                              "generation": {"type": "integer"}},
+             "required": ["resources"], "additionalProperties": False}
+    schema = {"type": "object", "patternProperties": {
+        "^[0-9a-fA-F-]{32,36}$": entry}, "additionalProperties": False}
+    if not v.at_least(28):
+        schema["minProperties"] = 1
+    return schema
+
+
+def _consumer_schema(v, *, post: bool = False) -> dict:
+    props: dict = {"allocations": _allocations_schema(v)}
+    required = ["allocations"]
+    if v.at_least(8):
+        props.update(project_id=_EXTERNAL_ID, user_id=_EXTERNAL_ID)
+        required += ["project_id", "user_id"]
+    if v.at_least(28):
+        props["consumer_generation"] = {"type": ["integer", "null"]}
+        required.append("consumer_generation")
+    if v.at_least(38):
+        props["consumer_type"] = _CONSUMER_TYPE
+        required.append("consumer_type")
+    if not post and not v.at_least(12):
+        pass
+    return {"type": "object", "properties": props, "required": required,
+            "additionalProperties": False}
+
+
+def _post_schema(v) -> dict:
+    return {"type": "object", "minProperties": 1, "patternProperties": {
+        "^[0-9a-fA-F-]{32,36}$": _consumer_schema(v, post=True)},
+        "additionalProperties": False}
+
+
+def _by_provider(v, body) -> dict[str, dict[str, int]]:
+    if not v.at_least(12):
+        found: dict[str, dict[str, int]] = {}
+        for entry in body:
+            found.setdefault(entry["resource_provider"]["uuid"], {}).update(
+                entry["resources"])
+        return found
+    return {rp: dict(entry["resources"]) for rp, entry in body.items()}
+
+
+def _write(req: webob.Request, v, consumer: str, data: dict) -> t.AllocationWrite:
+    be = common.backend(req)
+    allocations = _by_provider(v, data["allocations"])
+    if v.at_least(28):
+        generation = data["consumer_generation"]
+    else:
+        # Before consumer generations a write replaces what is there.
+        generation = be.get_consumer_allocations(consumer).generation
+    current = be.get_consumer_allocations(consumer) if not v.at_least(38) else None
+    consumer_type = data.get("consumer_type") or (
+        current.consumer_type if current and current.consumer_type else "INSTANCE")
+    return t.AllocationWrite(
+        consumer_uuid=consumer, allocations=allocations,
+        project_id=data.get("project_id", INCOMPLETE_CONSUMER),
+        user_id=data.get("user_id", INCOMPLETE_CONSUMER),
+        consumer_generation=generation, consumer_type=consumer_type)
+
+
+def _check_providers(req: webob.Request, writes: list[t.AllocationWrite]) -> None:
+    be = common.backend(req)
+    for w in writes:
+        for rp in w.allocations:
+            try:
+                be.get_provider(rp)
+            except perrors.ProviderNotFound as exc:
+                raise query.bad(f"Allocation for resource provider '{rp}' that does not "
+                                "exist.") from exc
+
+
+def _apply(req: webob.Request, writes: list[t.AllocationWrite]) -> None:
+    _check_providers(req, writes)
+    try:
+        common.backend(req).write_allocations(writes)
+    except perrors.ConsumerGenerationConflict as exc:
+        raise common.generation_conflict(f"consumer generation conflict - {exc}") from exc
+    except perrors.CapacityExceeded as exc:
+        raise errors.http(webob.exc.HTTPConflict, f"Unable to allocate inventory: {exc}. "
+                          "The requested amount would exceed the capacity.") from exc
+    except perrors.InvalidAllocation as exc:
+        raise errors.http(webob.exc.HTTPConflict, f"Unable to allocate inventory: {exc}"
+                          ) from exc
+    except perrors.ResourceClassNotFound as exc:
+        raise query.bad(f"Unable to allocate inventory: {exc}") from exc
+
+
+def _consumer_uuid(req: webob.Request) -> str:
+    consumer = req.urlvars["consumer_uuid"]
+    if not uuidutils.is_uuid_like(consumer):
+        raise query.bad(f"Malformed consumer_uuid: {consumer}")
+    return consumer
+
+
+@common.handler("placement:allocations:list")
+def show_allocations(req: webob.Request) -> webob.Response:
+    v = common.version(req)
+    consumer = req.urlvars["consumer_uuid"]
+    be = common.backend(req)
+    held = be.get_consumer_allocations(consumer) if uuidutils.is_uuid_like(consumer) \
+        else t.ConsumerAllocations(consumer_uuid=consumer, allocations={})
+    body: dict = {"allocations": {
+        rp: {"generation": be.get_provider(rp).generation, "resources": dict(res)}
+        for rp, res in held.allocations.items()}}
+    if held.allocations and v.at_least(12):
+        body["project_id"] = held.project_id
+        body["user_id"] = held.user_id
+    if held.allocations and v.at_least(28):
+        body["consumer_generation"] = held.generation
+    if held.allocations and v.at_least(38):
+        body["consumer_type"] = held.consumer_type
+    return payload.json_response(req, body)
+
+
+@common.handler("placement:allocations:update")
+def put_allocations(req: webob.Request) -> webob.Response:
+    v = common.version(req)
+    consumer = _consumer_uuid(req)
+    data = payload.json_body(req, _consumer_schema(v))
+    _apply(req, [_write(req, v, consumer, data)])
+    return payload.no_content()
+
+
+@common.handler("placement:allocations:manage", since=13)
+def post_allocations(req: webob.Request) -> webob.Response:
+    v = common.version(req)
+    data = payload.json_body(req, _post_schema(v))
+    writes = [_write(req, v, consumer, body) for consumer, body in data.items()]
+    _apply(req, writes)
+    return payload.no_content()
+
+
+@common.handler("placement:allocations:delete")
+def delete_allocations(req: webob.Request) -> webob.Response:
+    consumer = req.urlvars["consumer_uuid"]
+    be = common.backend(req)
+    if not uuidutils.is_uuid_like(consumer) or \
+            not be.get_consumer_allocations(consumer).allocations:
+        raise errors.http(webob.exc.HTTPNotFound,
+                          f"No allocations for consumer '{consumer}'")
+    be.delete_allocations(consumer)
+    return payload.no_content()
+
+
+@common.handler("placement:resource_providers:allocations:list")
+def provider_allocations(req: webob.Request) -> webob.Response:
+    uuid = common.path_uuid(req)
+    rp = common.existing_provider(req, uuid)
+    held = common.backend(req).get_provider_allocations(uuid)
+    return payload.json_response(req, {
+        "allocations": {c: {"resources": dict(res)} for c, res in held.items()},
+        "resource_provider_generation": rp.generation})
+
+
+ROUTES = {
+    "/allocations": {"POST": post_allocations},
+    "/allocations/{consumer_uuid}": {"GET": show_allocations, "PUT": put_allocations,
+                                     "DELETE": delete_allocations},
+    "/resource_providers/{uuid}/allocations": {"GET": provider_allocations},
+}
