@@ -100,7 +100,7 @@ class Router:
             resp = errors.render(resp, req)
         resp.headers[microversion.HEADER] = f"{microversion.SERVICE_TYPE} {version}"
         resp.vary = tuple(v for v in (resp.vary or ()) if v.lower() != "openstack-api-version"
-                          ) + (microversion.HEADER,)
+                          ) + (microversion.HEADER.lower(),)
         return resp
 
 
@@ -143,5 +143,7 @@ def make_app(conf: cfg.ConfigOpts, backend: contract.PlacementBackend):
     app = auth.auth_middleware(app, conf)
     app = _Faults(app)
     app = request_id.RequestId(app)
-    # A no-op until [cors] allowed_origin names an origin.
-    return cors.CORS(app, conf)
+    conf.register_opts(cors.CORS_OPTS, "cors")
+    if conf.cors.allowed_origin:
+        app = cors.CORS(app, conf)
+    return app

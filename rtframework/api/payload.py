@@ -11,6 +11,7 @@ from typing import Any
 import jsonschema
 import webob
 import webob.exc
+from oslo_utils import uuidutils
 
 from rtframework.api import errors, microversion
 
@@ -44,11 +45,18 @@ def json_body(req: webob.Request, schema: dict[str, Any] | None = None) -> Any:
 
 
 _VALIDATOR = jsonschema.Draft4Validator
+_FORMATS = jsonschema.FormatChecker()
+
+
+@_FORMATS.checks("uuid")
+def _is_uuid(value: object) -> bool:
+    # Placement takes uuids with or without dashes.
+    return not isinstance(value, str) or uuidutils.is_uuid_like(value)
 
 
 def validate(data: Any, schema: dict[str, Any]) -> None:
     """400 naming the first rule ``data`` breaks."""
-    validator = _VALIDATOR(schema, format_checker=jsonschema.FormatChecker())
+    validator = _VALIDATOR(schema, format_checker=_FORMATS)
     error = jsonschema.exceptions.best_match(validator.iter_errors(data))
     if error is not None:
         raise errors.http(webob.exc.HTTPBadRequest,

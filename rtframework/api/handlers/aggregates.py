@@ -17,7 +17,7 @@ _PUT_119 = {"type": "object", "properties": {
 
 
 def _answer(req: webob.Request, aggregates, generation: int) -> webob.Response:
-    body: dict = {"aggregates": sorted(aggregates)}
+    body: dict = {"aggregates": list(aggregates)}
     if common.version(req).at_least(19):
         body["resource_provider_generation"] = generation
     return payload.json_response(req, body)
@@ -28,7 +28,7 @@ def list_aggregates(req: webob.Request) -> webob.Response:
     uuid = common.path_uuid(req)
     common.existing_provider(req, uuid)
     found = common.backend(req).get_provider_aggregates(uuid)
-    return _answer(req, found.aggregates, found.generation)
+    return _answer(req, sorted(found.aggregates), found.generation)
 
 
 @common.handler("placement:resource_providers:aggregates:update", since=1)
@@ -50,7 +50,7 @@ def set_aggregates(req: webob.Request) -> webob.Response:
         new = be.set_provider_aggregates(uuid, generation, aggregates, bump=bump)
     except perrors.ProviderGenerationConflict as exc:
         raise common.generation_conflict(str(exc)) from exc
-    return _answer(req, aggregates, new)
+    return _answer(req, data["aggregates"] if v.at_least(19) else data, new)
 
 
 ROUTES = {"/resource_providers/{uuid}/aggregates": {"GET": list_aggregates,

@@ -67,25 +67,43 @@ def _group(params: dict[str, list[str]], v, suffix: str) -> t.RequestGroup:
                           in_tree=in_tree, forbidden_aggregates=forbidden)
 
 
+def _check_orphans(groups: dict[str, dict[str, list[str]]], v) -> None:
+    """Traits or aggregates named for a group that asks for no resources."""
+    if v.at_least(35):
+        return
+    for key in ("required", "member_of"):
+        orphans = sorted(f"{key}{s}" for s, g in groups.items()
+                         if key in g and "resources" not in g)
+        if not orphans:
+            continue
+        if not v.at_least(25):
+            raise query.bad("All member_of parameters must be associated with resources")
+        kind = "traits" if key == "required" else key
+        raise query.bad(f"Found the following orphaned {kind} keys: {', '.join(orphans)}")
+
+
 def _query(req: webob.Request, v) -> t.CandidateQuery:
     keys, patterns = _keys(v)
     query.check_keys(req, keys, patterns)
     groups = _groups(req, v)
     if not any("resources" in g for g in groups.values()):
-        raise query.bad("At least one request group (`resources` or `resources{$S}`) is "
+        raise query.bad("There must be at least one resources or resources[$S] parameter."
+                        if v.at_least(35) else
+                        "At least one request group (`resources` or `resources{$S}`) is "
                         "required." if v.at_least(25) else
                         "Invalid query string parameters: 'resources' is a required property")
+    _check_orphans(groups, v)
     unnumbered = _group(groups.pop("", {}), v, "")
     numbered = {s: _group(p, v, s) for s, p in groups.items()}
     orphans = sorted(s for s, g in groups.items() if "resources" not in g)
     if orphans and not v.at_least(35):
         raise query.bad("All request groups must specify resources.")
-    limit = query.single(req, "limit")
+    limit = query.single(req, "limit", first=True)
     if limit is not None:
         if not limit.isdigit() or int(limit) < 1:
             raise query.invalid_query(f"Failed validating 'pattern' in schema: limit "
                                       f"'{limit}' does not match '^[1-9][0-9]*$'")
-    policy = query.single(req, "group_policy")
+    policy = query.single(req, "group_policy", first=True)
     if len(numbered) > 1 and policy is None:
         raise query.bad('The "group_policy" parameter is required when specifying more '
                         'than one "resources{N}" parameter.')
@@ -94,22 +112,30 @@ def _query(req: webob.Request, v) -> t.CandidateQuery:
     root = query.Traits()
     roots = req.GET.getall("root_required")
     if len(roots) > 1:
-        raise query.bad("Query parameter 'root_required' may be specified only once.")
+        raise query.bad("Query parameter 'root_required' may be specified only once.",
+                        code=common.errors.QUERY_DUPLICATE_KEY)
     if roots:
         root = query.traits(roots, v, "root_required")
+        if root.required & root.forbidden:
+            both = ", ".join(sorted(root.required & root.forbidden))
+            raise query.bad(f"Conflicting required and forbidden traits found in "
+                            f"root_required: {both}", code=common.errors.QUERY_BAD_VALUE)
     same_subtree = tuple(frozenset(s.split(",")) for s in req.GET.getall("same_subtree"))
     for suffixes in same_subtree:
+        if "" in suffixes:
+            raise query.bad("Empty string (unsuffixed group) can not be specified in "
+                            "`same_subtree` ", code=common.errors.QUERY_BAD_VALUE)
         unknown = sorted(s for s in suffixes if s not in numbered)
         if unknown:
-            raise query.bad(f"Real suffixes in same_subtree: {', '.join(unknown)} "
-                            "have no matching resources, required, member_of or in_tree "
-                            "query param.")
+            raise query.bad(f"Real suffixes should be specified in `same_subtree`: "
+                            f"{unknown} not found in request groups",
+                            code=common.errors.QUERY_BAD_VALUE)
     resourceless = sorted(s for s, g in numbered.items() if not g.resources
                           and not any(s in same for same in same_subtree))
     if resourceless:
         raise query.bad("Resourceless suffixed group request should be specified in "
                         "`same_subtree` query param: bad group(s) - "
-                        f"{resourceless}.")
+                        f"{resourceless}.", code=common.errors.QUERY_BAD_VALUE)
     return t.CandidateQuery(
         resources=unnumbered.resources, required_traits=unnumbered.required_traits,
         forbidden_traits=unnumbered.forbidden_traits, member_of=unnumbered.member_of,
@@ -175,8 +201,16 @@ def list_candidates(req: webob.Request) -> webob.Response:
         found = common.backend(req).get_allocation_candidates(q)
     except perrors.ProviderNotFound:
         found = t.AllocationCandidates(allocation_requests=(), provider_summaries={})
+    requests = found.allocation_requests
+    if not v.at_least(29):
+        # Before 1.29 a candidate takes from one provider per tree.
+        summaries = found.provider_summaries
+        requests = tuple(r for r in requests if len(r.allocations) == len(
+            {summaries[rp].root_uuid if rp in summaries else rp for rp in r.allocations}))
+        found = t.AllocationCandidates(allocation_requests=requests,
+                                       provider_summaries=summaries)
     return payload.json_response(req, {
-        "allocation_requests": [_request_json(r, v) for r in found.allocation_requests],
+        "allocation_requests": [_request_json(r, v) for r in requests],
         "provider_summaries": _summaries_json(found, q, v)})
 
 

@@ -113,16 +113,22 @@ def _check_providers(req: webob.Request, writes: list[t.AllocationWrite]) -> Non
 
 def _apply(req: webob.Request, writes: list[t.AllocationWrite]) -> None:
     _check_providers(req, writes)
+    known = set(common.backend(req).list_resource_classes())
+    for w in writes:
+        for resources in w.allocations.values():
+            for rc in sorted(set(resources) - known):
+                raise query.bad(f"Unable to allocate inventory for consumer {w.consumer_uuid}: "
+                                f"No such resource class {rc}.")
     try:
         common.backend(req).write_allocations(writes)
     except perrors.ConsumerGenerationConflict as exc:
-        raise common.generation_conflict(f"consumer generation conflict - {exc}") from exc
+        raise common.generation_conflict(str(exc)) from exc
     except perrors.CapacityExceeded as exc:
         raise errors.http(webob.exc.HTTPConflict, f"Unable to allocate inventory: {exc}. "
                           "The requested amount would exceed the capacity.") from exc
     except perrors.InvalidAllocation as exc:
-        raise errors.http(webob.exc.HTTPConflict, f"Unable to allocate inventory: {exc}"
-                          ) from exc
+        raise errors.http(webob.exc.HTTPConflict, f"Unable to allocate inventory: Inventory "
+                          f"for the request is invalid: {exc}") from exc
     except perrors.ResourceClassNotFound as exc:
         raise query.bad(f"Unable to allocate inventory: {exc}") from exc
 

@@ -31,15 +31,16 @@ def authorize(req: webob.Request, action: str, target: dict | None = None) -> No
 
 
 def handler(action: str | None, *, since: int = 0, until: int | None = None,
-            accept: bool = True) -> Callable:
-    """A handler served from 1.``since`` (to 1.``until``), 404 otherwise as
+            accept: bool = True, absent: type = webob.exc.HTTPNotFound) -> Callable:
+    """A handler served from 1.``since`` (to 1.``until``), ``absent`` (404,
+    or 405 for a method of a path older versions have) otherwise, as
     Placement does; ``action`` is its policy rule."""
     def wrap(func):
         @functools.wraps(func)
         def serve(req: webob.Request) -> webob.Response:
             v = version(req)
             if not v.at_least(since) or (until is not None and v.at_least(until + 1)):
-                raise errors.http(webob.exc.HTTPNotFound)
+                raise errors.http(absent)
             if action is not None:
                 authorize(req, action)
             if accept:
@@ -99,5 +100,6 @@ def generation_conflict(detail: str) -> webob.exc.HTTPException:
 def check_generation(rp_generation: int, given: int, uuid: str) -> None:
     if rp_generation != given:
         raise generation_conflict(
-            f"resource provider generation conflict: provider {uuid} is at generation "
-            f"{rp_generation}, the request names {given}")
+            "Resource provider's generation already changed. Please update the generation "
+            f"and try again. (provider {uuid} is at generation {rp_generation}, the "
+            f"request names {given})")

@@ -84,7 +84,7 @@ def _check_known(req, uuid: str, classes) -> None:
     unknown = sorted(set(classes) - known)
     if unknown:
         raise query.bad(f"Unknown resource class in inventory for resource provider "
-                        f"{uuid}: {', '.join(unknown)}")
+                        f"{uuid}: No such resource class {', '.join(unknown)}.")
 
 
 def _check_units(uuid: str, invs: dict[str, t.Inventory]) -> None:
@@ -122,7 +122,8 @@ def set_inventories(req: webob.Request) -> webob.Response:
     return payload.json_response(req, _all_json(be.get_inventories(uuid)))
 
 
-@common.handler("placement:resource_providers:inventories:delete", since=5)
+@common.handler("placement:resource_providers:inventories:delete", since=5,
+                absent=webob.exc.HTTPMethodNotAllowed)
 def delete_inventories(req: webob.Request) -> webob.Response:
     uuid = common.path_uuid(req)
     be = common.backend(req)
@@ -154,11 +155,11 @@ def create_inventory(req: webob.Request) -> webob.Response:
                            _one_json(inv, generation), req)
 
 
-def _one(req: webob.Request, uuid: str, rc: str) -> tuple[t.Inventory, int]:
+def _one(req: webob.Request, uuid: str, rc: str, doing: str = "") -> tuple[t.Inventory, int]:
     invs = common.backend(req).get_inventories(uuid)
     if rc not in invs.inventories:
-        raise errors.http(webob.exc.HTTPNotFound,
-                          f"No inventory of class {rc} for {uuid}")
+        where = f"found for {doing}" if doing else f"for {uuid}"
+        raise errors.http(webob.exc.HTTPNotFound, f"No inventory of class {rc} {where}")
     return invs.inventories[rc], invs.generation
 
 
@@ -179,6 +180,9 @@ def update_inventory(req: webob.Request) -> webob.Response:
     _check_known(req, uuid, [rc])
     _check_units(uuid, {rc: inv})
     be = common.backend(req)
+    if rc not in be.get_inventories(uuid).inventories:
+        raise query.bad(f"No inventory record with resource class for resource provider "
+                        f"{uuid}: {rc}")
     with _write_errors(uuid):
         generation = be.set_inventory(uuid, data["resource_provider_generation"], rc, inv)
     return payload.json_response(req, _one_json(inv, generation))
@@ -188,7 +192,7 @@ def update_inventory(req: webob.Request) -> webob.Response:
 def delete_inventory(req: webob.Request) -> webob.Response:
     uuid, rc = common.path_uuid(req), req.urlvars["resource_class"]
     rp = common.existing_provider(req, uuid)
-    _one(req, uuid, rc)
+    _one(req, uuid, rc, "delete")
     with _write_errors(uuid):
         common.backend(req).delete_inventory(uuid, rp.generation, rc)
     return payload.no_content()

@@ -14,7 +14,7 @@ from oslo_utils import uuidutils
 
 from rtframework.api import errors, microversion
 
-_RESOURCE = re.compile(r"^([A-Z0-9_]+):(\d+)$")
+_RESOURCE = re.compile(r"^([A-Z0-9_]+):(.*)$")
 
 
 def bad(detail: str, code: str = errors.UNDEFINED) -> webob.exc.HTTPException:
@@ -29,6 +29,9 @@ def check_keys(req: webob.Request, allowed: list[str], patterns: tuple[str, ...]
     """Placement's query schema: no key it does not know."""
     unknown = sorted(k for k in set(req.GET.keys()) if k not in allowed
                      and not any(re.match(p, k) for p in patterns))
+    if unknown and patterns:
+        regexes = ", ".join(repr(p) for p in patterns)
+        raise invalid_query(f"'{unknown[0]}' does not match any of the regexes: {regexes}")
     if unknown:
         shown = ", ".join(repr(k) for k in unknown)
         was = "was" if len(unknown) == 1 else "were"
@@ -36,10 +39,11 @@ def check_keys(req: webob.Request, allowed: list[str], patterns: tuple[str, ...]
             f"Additional properties are not allowed ({shown} {was} unexpected)")
 
 
-def single(req: webob.Request, key: str) -> str | None:
-    """The last value of ``key`` (Placement keeps the last one)."""
+def single(req: webob.Request, key: str, first: bool = False) -> str | None:
+    """The last value of ``key`` (Placement keeps the last one; the first
+    for ``limit`` and ``group_policy``)."""
     values = req.GET.getall(key)
-    return values[-1] if values else None
+    return (values[0] if first else values[-1]) if values else None
 
 
 def resources(text: str) -> dict[str, int]:
@@ -53,13 +57,17 @@ def resources(text: str) -> dict[str, int]:
         if not match:
             raise bad("Badly formed resources parameter. Expected resources query string "
                       f"parameter in form: ?resources=VCPU:2,MEMORY_MB:1024. Got: {part}.")
-        rc, amount = match.group(1), int(match.group(2))
+        rc, text = match.group(1), match.group(2)
+        try:
+            amount = int(text)
+        except ValueError:
+            raise bad(f"Requested resource {rc} expected positive integer amount. "
+                      f"Got: {text}.") from None
         if rc in found:
             raise bad(f"Badly formed resources parameter. Resource class {rc} was "
                       "specified more than once.")
         if amount < 1:
-            raise bad(f"Requested resource {rc} expected positive integer amount. "
-                      f"Got: {amount}.")
+            raise bad(f"Requested resource {rc} requires amount >= 1. Got: {amount}.")
         found[rc] = amount
     return found
 
@@ -75,6 +83,8 @@ def traits(values: list[str], v: microversion.Version, key: str = "required") ->
     """Every ``required`` value: ``A,!B`` (forbidden from 1.22), ``in:A,B``
     (any of them, 1.39)."""
     found = Traits()
+    if not v.at_least(39):
+        values = values[-1:]  # the last one wins before 1.39
     for value in values:
         if value.startswith("in:"):
             if not v.at_least(39):

@@ -84,7 +84,7 @@ def _check_traits(be, names: set[str]) -> None:
         return
     unknown = sorted(n for n in names if n not in set(be.list_traits()))
     if unknown:
-        raise query.bad(f"No such trait(s): {', '.join(unknown)}")
+        raise query.bad(f"No such trait(s): {', '.join(unknown)}.")
 
 
 @common.handler("placement:resource_providers:create")

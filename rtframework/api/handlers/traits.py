@@ -29,13 +29,14 @@ def list_traits(req: webob.Request) -> webob.Response:
         elif name.startswith("startswith:"):
             names = [n for n in names if n.startswith(name[len("startswith:"):])]
         else:
-            raise query.bad(f"Badly formatted name parameter. Expected name query string "
-                            f"to start with 'in:' or 'startswith:'. Got: \"{name}\"")
+            raise query.bad("Badly formatted name parameter. Expected name query string "
+                            "parameter in form: ?name=[in|startswith]:[name1,name2|prefix]. "
+                            f"Got: \"{name}\"")
     associated = query.single(req, "associated")
     if associated is not None:
         if associated.lower() not in ("true", "false"):
-            raise query.bad(f"Invalid query string parameters: '{associated}' is not one of "
-                            "['true', 'false']")
+            raise query.bad('The query parameter "associated" only accepts "true" or '
+                            '"false"')
         wanted = set(common.backend(req).list_traits(
             associated=associated.lower() == "true"))
         names = [n for n in names if n in wanted]

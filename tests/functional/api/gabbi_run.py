@@ -94,8 +94,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--list-failures", action="store_true",
                         help="print every failing test with its error")
     parser.add_argument("--write-expected", action="store_true",
-                        help="add every unexpected failure to the expected-failure list "
-                             "(reason: to be written)")
+                        help="rewrite the expected-failure list: add every unexpected "
+                             "failure (reason: to be written), drop every unexpected pass")
     args = parser.parse_args(argv)
     warnings.simplefilter("ignore")
     start = time.monotonic()
@@ -114,8 +114,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"UNEXPECTED FAILURE {name}\n{result.failed[name][-1500:]}")
     for name in unexpected_passes:
         print(f"UNEXPECTED PASS {name} (listed: {expected[name]})")
-    if args.write_expected and unexpected_failures:
+    if args.write_expected and (unexpected_failures or unexpected_passes):
         merged = {**expected, **{n: "to be written" for n in unexpected_failures}}
+        for name in unexpected_passes:
+            del merged[name]
         with open(EXPECTED_FAILURES, "w") as f:
             yaml.safe_dump(dict(sorted(merged.items())), f, width=100, sort_keys=False)
     engine = os.environ.get("RTF_TEST_DB", "sqlite")
