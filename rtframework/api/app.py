@@ -107,7 +107,7 @@ class Router:
 def _check_body_headers(req: webob.Request) -> None:
     """A body needs an integer content-length and a content-type."""
     length = req.headers.get("content-length")
-    if length is None:
+    if not length:  # absent, or empty as some servers pass it
         return
     try:
         size = int(length)
@@ -135,6 +135,18 @@ class _Faults:
                                              f"{type(exc).__name__}: {exc}"), req)
 
 
+def register_library_opts(conf: cfg.ConfigOpts) -> None:
+    """The groups the libraries under the API read ([keystone_authtoken],
+    [oslo_policy], [cors]), so a configuration file may set them."""
+    from keystonemiddleware import auth_token
+    from oslo_policy import opts as policy_opts
+
+    for group, opts in auth_token.list_opts():
+        conf.register_opts(opts, group=group)
+    policy_opts.set_defaults(conf)
+    conf.register_opts(cors.CORS_OPTS, "cors")
+
+
 def make_app(conf: cfg.ConfigOpts, backend: contract.PlacementBackend):
     """The whole application for ``backend``, configured by ``conf``."""
     enforcer = policy.Enforcer(conf)
@@ -143,7 +155,7 @@ def make_app(conf: cfg.ConfigOpts, backend: contract.PlacementBackend):
     app = auth.auth_middleware(app, conf)
     app = _Faults(app)
     app = request_id.RequestId(app)
-    conf.register_opts(cors.CORS_OPTS, "cors")
+    register_library_opts(conf)
     if conf.cors.allowed_origin:
         app = cors.CORS(app, conf)
     return app

@@ -9,8 +9,8 @@ error has no more specific one).
 from __future__ import annotations
 
 import contextlib
-import re
 import functools
+import re
 from collections.abc import Iterator
 
 import webob

@@ -23,7 +23,9 @@ def config_files() -> list[str]:
 
 def build(files: list[str] | None = None):
     """A configured application (one backend per process)."""
-    conf = rtconf.load(config_files() if files is None else files)
+    conf = rtconf.new_conf()
+    api_app.register_library_opts(conf)
+    conf = rtconf.load(config_files() if files is None else files, conf=conf)
     return api_app.make_app(conf, load_backend(conf))
 
 

@@ -9,7 +9,6 @@ from typing import Any
 
 import webob
 import webob.exc
-import webob.exc
 from oslo_utils import uuidutils
 
 from rtframework.api import auth, errors, microversion, payload

@@ -94,9 +94,9 @@ def create_provider(req: webob.Request) -> webob.Response:
     uuid = data.get("uuid")
     parent = data.get("parent_provider_uuid")
     if parent is not None and uuid is not None and parent == uuid:
-        raise query.bad("Unable to create resource provider \"%s\", %s: parent provider "
-                        "UUID cannot be same as UUID. Please set parent provider UUID to "
-                        "None if there is no parent." % (data["name"], uuid))
+        raise query.bad(f"Unable to create resource provider \"{data['name']}\", {uuid}: "
+                        "parent provider UUID cannot be same as UUID. Please set parent "
+                        "provider UUID to None if there is no parent.")
     be = common.backend(req)
     if parent is not None:
         try:

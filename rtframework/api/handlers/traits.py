@@ -61,15 +61,15 @@ def show_trait(req: webob.Request) -> webob.Response:
 def create_trait(req: webob.Request) -> webob.Response:
     name = _name(req)
     if not name.startswith(validation.CUSTOM_PREFIX):
-        raise query.bad(f"The trait is invalid. A valid trait must be no longer than 255 "
-                        f"characters, start with the prefix \"CUSTOM_\" and use following "
-                        f"characters: \"A\"-\"Z\", \"0\"-\"9\" and \"_\"")
+        raise query.bad("The trait is invalid. A valid trait must be no longer than 255 "
+                        "characters, start with the prefix \"CUSTOM_\" and use following "
+                        "characters: \"A\"-\"Z\", \"0\"-\"9\" and \"_\"")
     try:
         validation.check_trait_name(name)
     except perrors.InvalidTrait as exc:
-        raise query.bad(f"The trait is invalid. A valid trait must be no longer than 255 "
-                        f"characters, start with the prefix \"CUSTOM_\" and use following "
-                        f"characters: \"A\"-\"Z\", \"0\"-\"9\" and \"_\"") from exc
+        raise query.bad("The trait is invalid. A valid trait must be no longer than 255 "
+                        "characters, start with the prefix \"CUSTOM_\" and use following "
+                        "characters: \"A\"-\"Z\", \"0\"-\"9\" and \"_\"") from exc
     be = common.backend(req)
     existed = name in be.list_traits(prefix=name)
     be.ensure_trait(name)
@@ -83,7 +83,7 @@ def create_trait(req: webob.Request) -> webob.Response:
 def delete_trait(req: webob.Request) -> webob.Response:
     name = _name(req)
     if name in validation.STANDARD_TRAITS:
-        raise query.bad("Cannot delete standard trait %s." % name)
+        raise query.bad(f"Cannot delete standard trait {name}.")
     try:
         common.backend(req).delete_trait(name)
     except perrors.TraitNotFound as exc:

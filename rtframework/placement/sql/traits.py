@@ -6,8 +6,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 
 from rtframework import db
-from rtframework.placement import types as t
 from rtframework.placement import errors, validation
+from rtframework.placement import types as t
 from rtframework.placement.sql import models as m
 from rtframework.placement.sql import queries
 from rtframework.placement.sql.dberrors import translated

@@ -141,7 +141,7 @@ class OpenPolicyFixture(APIFixture):
 def _enforcer_of(app):
     """The oslo.policy enforcer inside the application's middleware."""
     while not isinstance(app, api_app.Router):
-        app = getattr(app, "application", None) or getattr(app, "app")
+        app = getattr(app, "application", None) or app.app
     enforcer = app.enforcer.enforcer
     enforcer.load_rules()
     return enforcer
