@@ -207,6 +207,14 @@ class PlacementAdmin(abc.ABC):
         keeps the generation (Placement's API before 1.19 does)."""
 
     # -- allocations and usages ----------------------------------------------
+    def reshape(self, inventories: Mapping[str, t.ProviderInventories],
+                allocations: Sequence[t.AllocationWrite]) -> None:
+        """Replace the inventories of the providers named (each at the
+        generation given) and the allocations of the consumers named, all
+        or nothing: allocations may move to inventory created in the same
+        call, and inventory may go that allocations leave (Placement's
+        POST /reshaper)."""
+
     @abc.abstractmethod
     def delete_allocations(self, consumer_uuid: str) -> None:
         """Remove everything a consumer holds, whatever its generation (an

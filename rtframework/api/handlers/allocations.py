@@ -10,6 +10,9 @@ and ``user_id`` required from 1.8; ``consumer_generation`` from 1.28
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
+
 import webob
 import webob.exc
 from oslo_utils import uuidutils
@@ -48,7 +51,7 @@ def _allocations_schema(v) -> dict:
     return schema
 
 
-def _consumer_schema(v, *, post: bool = False) -> dict:
+def consumer_schema(v) -> dict:
     props: dict = {"allocations": _allocations_schema(v)}
     required = ["allocations"]
     if v.at_least(8):
@@ -57,18 +60,21 @@ def _consumer_schema(v, *, post: bool = False) -> dict:
     if v.at_least(28):
         props["consumer_generation"] = {"type": ["integer", "null"]}
         required.append("consumer_generation")
+    if v.at_least(34):
+        # Which provider served which request group; Placement takes and
+        # drops it (Nova sends it back from a candidate's mappings).
+        props["mappings"] = {"type": "object", "minProperties": 1, "additionalProperties": {
+            "type": "array", "minItems": 1, "items": _UUID}}
     if v.at_least(38):
         props["consumer_type"] = _CONSUMER_TYPE
         required.append("consumer_type")
-    if not post and not v.at_least(12):
-        pass
     return {"type": "object", "properties": props, "required": required,
             "additionalProperties": False}
 
 
 def _post_schema(v) -> dict:
     return {"type": "object", "minProperties": 1, "patternProperties": {
-        "^[0-9a-fA-F-]{32,36}$": _consumer_schema(v, post=True)},
+        "^[0-9a-fA-F-]{32,36}$": consumer_schema(v)},
         "additionalProperties": False}
 
 
@@ -82,7 +88,7 @@ def _by_provider(v, body) -> dict[str, dict[str, int]]:
     return {rp: dict(entry["resources"]) for rp, entry in body.items()}
 
 
-def _write(req: webob.Request, v, consumer: str, data: dict) -> t.AllocationWrite:
+def write_of(req: webob.Request, v, consumer: str, data: dict) -> t.AllocationWrite:
     be = common.backend(req)
     allocations = _by_provider(v, data["allocations"])
     if v.at_least(28):
@@ -111,7 +117,8 @@ def _check_providers(req: webob.Request, writes: list[t.AllocationWrite]) -> Non
                                 "exist.") from exc
 
 
-def _apply(req: webob.Request, writes: list[t.AllocationWrite]) -> None:
+def check_writes(req: webob.Request, writes: list[t.AllocationWrite]) -> None:
+    """400 for a provider or a resource class that does not exist."""
     _check_providers(req, writes)
     known = set(common.backend(req).list_resource_classes())
     for w in writes:
@@ -119,8 +126,13 @@ def _apply(req: webob.Request, writes: list[t.AllocationWrite]) -> None:
             for rc in sorted(set(resources) - known):
                 raise query.bad(f"Unable to allocate inventory for consumer {w.consumer_uuid}: "
                                 f"No such resource class {rc}.")
+
+
+@contextlib.contextmanager
+def write_errors() -> Iterator[None]:
+    """An allocation write's errors in Placement's words."""
     try:
-        common.backend(req).write_allocations(writes)
+        yield
     except perrors.ConsumerGenerationConflict as exc:
         raise common.generation_conflict(str(exc)) from exc
     except perrors.CapacityExceeded as exc:
@@ -131,6 +143,12 @@ def _apply(req: webob.Request, writes: list[t.AllocationWrite]) -> None:
                           f"for the request is invalid: {exc}") from exc
     except perrors.ResourceClassNotFound as exc:
         raise query.bad(f"Unable to allocate inventory: {exc}") from exc
+
+
+def _apply(req: webob.Request, writes: list[t.AllocationWrite]) -> None:
+    check_writes(req, writes)
+    with write_errors():
+        common.backend(req).write_allocations(writes)
 
 
 def _consumer_uuid(req: webob.Request) -> str:
@@ -164,8 +182,8 @@ def show_allocations(req: webob.Request) -> webob.Response:
 def put_allocations(req: webob.Request) -> webob.Response:
     v = common.version(req)
     consumer = _consumer_uuid(req)
-    data = payload.json_body(req, _consumer_schema(v))
-    _apply(req, [_write(req, v, consumer, data)])
+    data = payload.json_body(req, consumer_schema(v))
+    _apply(req, [write_of(req, v, consumer, data)])
     return payload.no_content()
 
 
@@ -173,7 +191,7 @@ def put_allocations(req: webob.Request) -> webob.Response:
 def post_allocations(req: webob.Request) -> webob.Response:
     v = common.version(req)
     data = payload.json_body(req, _post_schema(v))
-    writes = [_write(req, v, consumer, body) for consumer, body in data.items()]
+    writes = [write_of(req, v, consumer, body) for consumer, body in data.items()]
     _apply(req, writes)
     return payload.no_content()
 

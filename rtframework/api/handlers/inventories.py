@@ -30,7 +30,7 @@ _POST = {"type": "object",
                         "resource_provider_generation": _GENERATION},
          "required": ["total", "resource_class"],
          "additionalProperties": False}
-_ALL = {"type": "object", "properties": {
+PUT_ALL = {"type": "object", "properties": {
     "resource_provider_generation": _GENERATION,
     "inventories": {"type": "object", "patternProperties": {"^[A-Z0-9_]+$": {
         "type": "object", "properties": _FIELDS, "required": ["total"],
@@ -42,7 +42,7 @@ def _inventory_json(inv: t.Inventory) -> dict:
     return {name: getattr(inv, name) for name in _NAMES}
 
 
-def _inventory(data: dict) -> t.Inventory:
+def inventory_of(data: dict) -> t.Inventory:
     return t.Inventory(**{name: data[name] for name in _NAMES if name in data})
 
 
@@ -79,7 +79,7 @@ def _write_errors(uuid: str):
     return mapping()
 
 
-def _check_known(req, uuid: str, classes) -> None:
+def check_known(req, uuid: str, classes) -> None:
     known = set(common.backend(req).list_resource_classes())
     unknown = sorted(set(classes) - known)
     if unknown:
@@ -87,7 +87,7 @@ def _check_known(req, uuid: str, classes) -> None:
                         f"{uuid}: No such resource class {', '.join(unknown)}.")
 
 
-def _check_units(uuid: str, invs: dict[str, t.Inventory]) -> None:
+def check_units(uuid: str, invs: dict[str, t.Inventory]) -> None:
     for rc, inv in sorted(invs.items()):
         if inv.reserved > inv.total:
             raise query.bad(
@@ -111,11 +111,11 @@ def list_inventories(req: webob.Request) -> webob.Response:
 @common.handler("placement:resource_providers:inventories:update")
 def set_inventories(req: webob.Request) -> webob.Response:
     uuid = common.path_uuid(req)
-    data = payload.json_body(req, _ALL)
+    data = payload.json_body(req, PUT_ALL)
     common.existing_provider(req, uuid)
-    invs = {rc: _inventory(body) for rc, body in data["inventories"].items()}
-    _check_known(req, uuid, invs)
-    _check_units(uuid, invs)
+    invs = {rc: inventory_of(body) for rc, body in data["inventories"].items()}
+    check_known(req, uuid, invs)
+    check_units(uuid, invs)
     be = common.backend(req)
     with _write_errors(uuid):
         be.set_inventories(uuid, data["resource_provider_generation"], invs)
@@ -139,9 +139,9 @@ def create_inventory(req: webob.Request) -> webob.Response:
     data = payload.json_body(req, _POST)
     common.existing_provider(req, uuid)
     rc = data["resource_class"]
-    inv = _inventory(data)
-    _check_known(req, uuid, [rc])
-    _check_units(uuid, {rc: inv})
+    inv = inventory_of(data)
+    check_known(req, uuid, [rc])
+    check_units(uuid, {rc: inv})
     be = common.backend(req)
     current = be.get_inventories(uuid)
     if rc in current.inventories:
@@ -176,9 +176,9 @@ def update_inventory(req: webob.Request) -> webob.Response:
     uuid, rc = common.path_uuid(req), req.urlvars["resource_class"]
     data = payload.json_body(req, _ONE)
     common.existing_provider(req, uuid)
-    inv = _inventory(data)
-    _check_known(req, uuid, [rc])
-    _check_units(uuid, {rc: inv})
+    inv = inventory_of(data)
+    check_known(req, uuid, [rc])
+    check_units(uuid, {rc: inv})
     be = common.backend(req)
     if rc not in be.get_inventories(uuid).inventories:
         raise query.bad(f"No inventory record with resource class for resource provider "

@@ -35,6 +35,7 @@ from rtframework.placement.sql import (
     candidates,
     pg_write,
     providers,
+    reshape,
     resource_classes,
     usages,
 )
@@ -236,6 +237,10 @@ class SQLBackend(contract.PlacementBackend):
         writes = validation.allocation_writes(writes)
         with translated():
             alloc.write(self.engine, writes, self.statement_engine)
+
+    def reshape(self, inventories: Mapping[str, t.ProviderInventories],
+                allocations: Sequence[t.AllocationWrite]) -> None:
+        reshape.reshape(self.engine, inventories, allocations)
 
     def delete_allocations(self, consumer_uuid: str) -> None:
         consumer_uuid = validation.normalize_uuid(consumer_uuid, "consumer uuid")

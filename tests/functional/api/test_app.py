@@ -117,3 +117,25 @@ def test_a_custom_trait_in_use_cannot_be_deleted(api, backend):
     api("DELETE", f"/resource_providers/{uuid}/traits", version="1.6")
     assert api("DELETE", "/traits/CUSTOM_GOLD", version="1.6").status_int == 204
     assert "CUSTOM_GOLD" not in backend.list_traits()
+
+
+def test_a_reshape_that_fails_changes_nothing(api, backend):
+    uuid = api("POST", "/resource_providers", {"name": "cn1"}, version="1.20").json["uuid"]
+    api("PUT", f"/resource_providers/{uuid}/inventories",
+        {"resource_provider_generation": 0, "inventories": {"VCPU": {"total": 8}}},
+        version="1.30")
+    child = api("POST", "/resource_providers",
+                {"name": "numa0", "parent_provider_uuid": uuid}, version="1.20").json["uuid"]
+    consumer = "5b1e3c1e-9a52-4bb0-9c6c-0d1a2b3c4d5e"
+    body = {"inventories": {child: {"resource_provider_generation": 0,
+                                    "inventories": {"VCPU": {"total": 2}}}},
+            "allocations": {consumer: {
+                "allocations": {child: {"resources": {"VCPU": 4}}},
+                "project_id": "p", "user_id": "u", "consumer_generation": None}}}
+    resp = api("POST", "/reshaper", body, version="1.30")
+    assert resp.status_int == 409, resp.body
+    assert backend.get_inventories(child).inventories == {}
+    assert backend.get_provider(child).generation == 0
+    body["inventories"][child]["inventories"]["VCPU"]["total"] = 4
+    assert api("POST", "/reshaper", body, version="1.30").status_int == 204
+    assert backend.get_provider_usages(child) == {"VCPU": 4}
