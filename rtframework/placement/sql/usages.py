@@ -49,19 +49,20 @@ def of_project_by_type(engine: sa.Engine, project_id: str, user_id: str | None =
         validation.check_external_id(user_id, "user id")
     a, c = m.allocations, m.consumers
     kind = sa.func.coalesce(c.c.consumer_type, "unknown")
+    # "all" is one group: PostgreSQL takes no constant in GROUP BY.
+    by_kind = () if consumer_type == "all" else (kind,)
     group = sa.literal("all") if consumer_type == "all" else kind
     stmt = (
-        sa.select(group.label("kind"), a.c.resource_class, sa.func.sum(a.c.used),
-                  sa.func.count(sa.distinct(c.c.uuid)))
+        sa.select(group.label("kind"), a.c.resource_class, sa.func.sum(a.c.used))
         .select_from(a.join(c, a.c.consumer_id == c.c.uuid))
         .where(c.c.project_id == project_id)
-        .group_by(group, a.c.resource_class)
+        .group_by(*by_kind, a.c.resource_class)
     )
     counts = (
         sa.select(group.label("kind"), sa.func.count(sa.distinct(c.c.uuid)))
         .select_from(a.join(c, a.c.consumer_id == c.c.uuid))
         .where(c.c.project_id == project_id)
-        .group_by(group)
+        .group_by(*by_kind)
     )
     if user_id is not None:
         stmt, counts = stmt.where(c.c.user_id == user_id), counts.where(c.c.user_id == user_id)
@@ -69,7 +70,7 @@ def of_project_by_type(engine: sa.Engine, project_id: str, user_id: str | None =
         stmt, counts = stmt.where(kind == consumer_type), counts.where(kind == consumer_type)
     found: dict[str, dict[str, int]] = {}
     with translated(), db.read(engine) as conn:
-        for group_name, rc, used, _ in conn.execute(stmt):
+        for group_name, rc, used in conn.execute(stmt):
             found.setdefault(group_name, {})[rc] = int(used)
         for group_name, count in conn.execute(counts):
             found.setdefault(group_name, {})["consumer_count"] = int(count)

@@ -132,10 +132,11 @@ def test_a_reshape_that_fails_changes_nothing(api, backend):
             "allocations": {consumer: {
                 "allocations": {child: {"resources": {"VCPU": 4}}},
                 "project_id": "p", "user_id": "u", "consumer_generation": None}}}
-    resp = api("POST", "/reshaper", body, version="1.30")
+    service = {"x-roles": "service"}  # /reshaper is for services
+    resp = api("POST", "/reshaper", body, version="1.30", **service)
     assert resp.status_int == 409, resp.body
     assert backend.get_inventories(child).inventories == {}
     assert backend.get_provider(child).generation == 0
     body["inventories"][child]["inventories"]["VCPU"]["total"] = 4
-    assert api("POST", "/reshaper", body, version="1.30").status_int == 204
+    assert api("POST", "/reshaper", body, version="1.30", **service).status_int == 204
     assert backend.get_provider_usages(child) == {"VCPU": 4}
