@@ -38,7 +38,7 @@ def _keys(v) -> tuple[list[str], tuple[str, ...]]:
     patterns: tuple[str, ...] = ()
     if v.at_least(25):
         names = ["resources", "required", "member_of"] + (["in_tree"] if v.at_least(31) else [])
-        patterns = tuple(f"^{n}{_suffix_pattern(v)}$" for n in names)
+        patterns = tuple(f"^{n}({_suffix_pattern(v)})?$" for n in names)
     return keys, patterns
 
 
@@ -86,13 +86,15 @@ def _query(req: webob.Request, v) -> t.CandidateQuery:
     keys, patterns = _keys(v)
     query.check_keys(req, keys, patterns)
     groups = _groups(req, v)
+    _check_orphans(groups, v)
     if not any("resources" in g for g in groups.values()):
-        raise query.bad("There must be at least one resources or resources[$S] parameter."
-                        if v.at_least(35) else
+        if v.at_least(35):
+            raise query.bad("There must be at least one resources or resources[$S] "
+                            "parameter.", code=common.errors.QUERY_MISSING_VALUE)
+        raise query.bad(
                         "At least one request group (`resources` or `resources{$S}`) is "
                         "required." if v.at_least(25) else
                         "Invalid query string parameters: 'resources' is a required property")
-    _check_orphans(groups, v)
     unnumbered = _group(groups.pop("", {}), v, "")
     numbered = {s: _group(p, v, s) for s, p in groups.items()}
     orphans = sorted(s for s, g in groups.items() if "resources" not in g)
@@ -115,7 +117,7 @@ def _query(req: webob.Request, v) -> t.CandidateQuery:
         raise query.bad("Query parameter 'root_required' may be specified only once.",
                         code=common.errors.QUERY_DUPLICATE_KEY)
     if roots:
-        root = query.traits(roots, v, "root_required")
+        root = query.traits(roots, v, "root_required", conflicts=False)
         if root.required & root.forbidden:
             both = ", ".join(sorted(root.required & root.forbidden))
             raise query.bad(f"Conflicting required and forbidden traits found in "

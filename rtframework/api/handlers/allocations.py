@@ -33,7 +33,7 @@ _CONSUMER_TYPE = {"type": "string", "pattern": "^[A-Z0-9_]+$", "minLength": 1,
                   "maxLength": 255}
 
 
-def _allocations_schema(v) -> dict:
+def _allocations_schema(v, post: bool = False) -> dict:
     if not v.at_least(12):
         return {"type": "array", "minItems": 1, "items": {
             "type": "object", "properties": {
@@ -46,13 +46,15 @@ def _allocations_schema(v) -> dict:
              "required": ["resources"], "additionalProperties": False}
     schema = {"type": "object", "patternProperties": {
         "^[0-9a-fA-F-]{32,36}$": entry}, "additionalProperties": False}
-    if not v.at_least(28):
+    if not v.at_least(28) and not post:
         schema["minProperties"] = 1
     return schema
 
 
-def consumer_schema(v) -> dict:
-    props: dict = {"allocations": _allocations_schema(v)}
+def consumer_schema(v, post: bool = False) -> dict:
+    """One consumer's body; ``post`` (POST /allocations, /reshaper) may
+    empty a consumer at any version."""
+    props: dict = {"allocations": _allocations_schema(v, post)}
     required = ["allocations"]
     if v.at_least(8):
         props.update(project_id=_EXTERNAL_ID, user_id=_EXTERNAL_ID)
@@ -74,7 +76,7 @@ def consumer_schema(v) -> dict:
 
 def _post_schema(v) -> dict:
     return {"type": "object", "minProperties": 1, "patternProperties": {
-        "^[0-9a-fA-F-]{32,36}$": consumer_schema(v)},
+        "^[0-9a-fA-F-]{32,36}$": consumer_schema(v, post=True)},
         "additionalProperties": False}
 
 
@@ -114,11 +116,14 @@ def _check_providers(req: webob.Request, writes: list[t.AllocationWrite]) -> Non
                 be.get_provider(rp)
             except perrors.ProviderNotFound as exc:
                 raise query.bad(f"Allocation for resource provider '{rp}' that does not "
-                                "exist.") from exc
+                                "exist.", code=errors.PROVIDER_NOT_FOUND) from exc
 
 
-def check_writes(req: webob.Request, writes: list[t.AllocationWrite]) -> None:
-    """400 for a provider or a resource class that does not exist."""
+def check_writes(req: webob.Request, writes: list[t.AllocationWrite],
+                 planned: dict | None = None) -> None:
+    """400 for a provider or a resource class that does not exist, 409 for
+    a class the provider has no inventory of (``planned``: provider ->
+    classes it will have, for a reshape)."""
     _check_providers(req, writes)
     known = set(common.backend(req).list_resource_classes())
     for w in writes:
@@ -126,6 +131,15 @@ def check_writes(req: webob.Request, writes: list[t.AllocationWrite]) -> None:
             for rc in sorted(set(resources) - known):
                 raise query.bad(f"Unable to allocate inventory for consumer {w.consumer_uuid}: "
                                 f"No such resource class {rc}.")
+    be = common.backend(req)
+    for w in writes:
+        for rp, resources in sorted(w.allocations.items()):
+            has = planned[rp] if planned and rp in planned else \
+                set(be.get_inventories(rp).inventories)
+            for rc in sorted(set(resources) - set(has)):
+                raise errors.http(webob.exc.HTTPConflict,
+                                  f"Unable to allocate inventory: Inventory for '{rc}' on "
+                                  f"resource provider '{rp}' invalid.")
 
 
 @contextlib.contextmanager

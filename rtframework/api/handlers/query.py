@@ -79,7 +79,8 @@ class Traits:
     any_of: list[frozenset[str]] = field(default_factory=list)
 
 
-def traits(values: list[str], v: microversion.Version, key: str = "required") -> Traits:
+def traits(values: list[str], v: microversion.Version, key: str = "required",
+           conflicts: bool = True) -> Traits:
     """Every ``required`` value: ``A,!B`` (forbidden from 1.22), ``in:A,B``
     (any of them, 1.39)."""
     found = Traits()
@@ -88,8 +89,8 @@ def traits(values: list[str], v: microversion.Version, key: str = "required") ->
     for value in values:
         if value.startswith("in:"):
             if not v.at_least(39):
-                raise invalid_query(f"The format '{value}' only supported since "
-                                    "microversion 1.39.")
+                raise invalid_query("The format 'in:HW_CPU_X86_VMX,CUSTOM_MAGIC' only "
+                                    "supported since microversion 1.39.")
             names = [n for n in value[3:].split(",")]
             if not all(names):
                 raise invalid_query(f"Expected '{key}' parameter value of the form: "
@@ -102,11 +103,14 @@ def traits(values: list[str], v: microversion.Version, key: str = "required") ->
                 "HW_CPU_X86_VMX,CUSTOM_MAGIC"
             raise invalid_query(f"Expected '{key}' parameter value of the form: {form}.")
         for name in names:
-            if name.startswith("!") and v.at_least(22):
+            if name.startswith("!") and not v.at_least(22):
+                raise invalid_query(f"Expected '{key}' parameter value of the form: "
+                                    f"HW_CPU_X86_VMX,CUSTOM_MAGIC. Got: {value}")
+            if name.startswith("!"):
                 found.forbidden.add(name[1:])
             else:
                 found.required.add(name)
-    if found.required & found.forbidden:
+    if conflicts and found.required & found.forbidden:
         both = ", ".join(sorted(found.required & found.forbidden))
         raise bad(f"Conflicting required and forbidden traits found in the following "
                   f"traits keys: {key}: ({both})")

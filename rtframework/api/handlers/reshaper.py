@@ -16,7 +16,7 @@ def _schema(v) -> dict:
         "inventories": {"type": "object", "patternProperties": {
             "^[0-9a-fA-F-]{32,36}$": inventories.PUT_ALL}, "additionalProperties": False},
         "allocations": {"type": "object", "patternProperties": {
-            "^[0-9a-fA-F-]{32,36}$": allocations.consumer_schema(v)},
+            "^[0-9a-fA-F-]{32,36}$": allocations.consumer_schema(v, post=True)},
             "additionalProperties": False},
     }, "required": ["inventories", "allocations"], "additionalProperties": False}
 
@@ -40,7 +40,7 @@ def reshape(req: webob.Request) -> webob.Response:
                                           inventories=invs)
     writes = [allocations.write_of(req, v, consumer, body)
               for consumer, body in data["allocations"].items()]
-    allocations.check_writes(req, writes)
+    allocations.check_writes(req, writes, {rp: set(p.inventories) for rp, p in new.items()})
     with allocations.write_errors():
         try:
             be.reshape(new, writes)

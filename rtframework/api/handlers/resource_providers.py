@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import uuid as uuidlib
+
 import webob
 import webob.exc
 
@@ -22,6 +24,11 @@ def _schema(v, *, create: bool) -> dict:
         props["parent_provider_uuid"] = {"anyOf": [_UUID, {"type": "null"}]}
     return {"type": "object", "properties": props, "required": ["name"],
             "additionalProperties": False}
+
+
+def rp_uuid(text: str) -> str:
+    """A uuid as Placement writes it (dashed, lower case)."""
+    return str(uuidlib.UUID(text))
 
 
 def _list_keys(v) -> list[str]:
@@ -112,8 +119,8 @@ def create_provider(req: webob.Request) -> webob.Response:
                           "exists.", code=errors.DUPLICATE_NAME) from exc
     except perrors.DuplicateUUID as exc:
         raise errors.http(webob.exc.HTTPConflict,
-                          f"Conflicting resource provider uuid: {uuid} already exists."
-                          ) from exc
+                          f"Conflicting resource provider uuid: {rp_uuid(uuid)} already "
+                          "exists.") from exc
     location = f"/resource_providers/{rp.uuid}"
     if v.at_least(20):
         resp = payload.json_response(req, common.provider_json(rp, v))
