@@ -44,7 +44,8 @@ class NoAuth:
             roles = ["admin"] if user_id == "admin" else []
         req.headers["X-User-Id"] = user_id
         if not req.headers.get("OpenStack-System-Scope"):
-            req.headers["X-Project-Id"] = project_id or user_id
+            # The legacy header: an X-Project-Id the client sent wins.
+            req.headers["X-Tenant-Id"] = project_id or user_id
         req.headers["X-Roles"] = ",".join(roles)
         return self.app
 

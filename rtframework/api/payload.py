@@ -54,13 +54,14 @@ def _is_uuid(value: object) -> bool:
     return not isinstance(value, str) or uuidutils.is_uuid_like(value)
 
 
-def validate(data: Any, schema: dict[str, Any]) -> None:
+def validate(data: Any, schema: dict[str, Any], prefix: str = "JSON does not validate"
+             ) -> None:
     """400 naming the first rule ``data`` breaks."""
     validator = _VALIDATOR(schema, format_checker=_FORMATS)
     error = jsonschema.exceptions.best_match(validator.iter_errors(data))
     if error is not None:
         raise errors.http(webob.exc.HTTPBadRequest,
-                          f"JSON does not validate: {error}")
+                          f"{prefix}: {error}")
 
 
 def json_response(req: webob.Request, body: Any, status: int = 200,

@@ -35,8 +35,8 @@ def list_aggregates(req: webob.Request) -> webob.Response:
 def set_aggregates(req: webob.Request) -> webob.Response:
     uuid = common.path_uuid(req)
     v = common.version(req)
-    data = payload.json_body(req, _PUT_119 if v.at_least(19) else _UUIDS)
     rp = common.existing_provider(req, uuid)
+    data = payload.json_body(req, _PUT_119 if v.at_least(19) else _UUIDS)
     be = common.backend(req)
     if v.at_least(19):
         aggregates, generation = frozenset(data["aggregates"]), \

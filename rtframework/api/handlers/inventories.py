@@ -87,16 +87,20 @@ def check_known(req, uuid: str, classes) -> None:
                         f"{uuid}: No such resource class {', '.join(unknown)}.")
 
 
-def check_units(uuid: str, invs: dict[str, t.Inventory]) -> None:
+def check_units(req: webob.Request, uuid: str, invs: dict[str, t.Inventory],
+                doing: str = "update") -> None:
+    """400 for reserved above total (at or above before 1.26) and for
+    min_unit above max_unit."""
+    equal_ok = common.version(req).at_least(26)
     for rc, inv in sorted(invs.items()):
-        if inv.reserved > inv.total:
+        if inv.reserved > inv.total or (inv.reserved == inv.total and not equal_ok):
             raise query.bad(
-                f"Unable to update inventory for resource provider {uuid}: Invalid "
+                f"Unable to {doing} inventory for resource provider {uuid}: Invalid "
                 f"inventory for '{rc}' on resource provider '{uuid}'. The reserved value "
-                "is greater than total.")
+                f"is greater than {'' if equal_ok else 'or equal to '}total.")
         if inv.min_unit > inv.max_unit:
             raise query.bad(
-                f"Unable to update inventory for resource provider {uuid}: Invalid "
+                f"Unable to {doing} inventory for resource provider {uuid}: Invalid "
                 f"inventory for '{rc}' on resource provider '{uuid}'. The min_unit "
                 "value is greater than max_unit.")
 
@@ -115,7 +119,7 @@ def set_inventories(req: webob.Request) -> webob.Response:
     common.existing_provider(req, uuid)
     invs = {rc: inventory_of(body) for rc, body in data["inventories"].items()}
     check_known(req, uuid, invs)
-    check_units(uuid, invs)
+    check_units(req, uuid, invs)
     be = common.backend(req)
     with _write_errors(uuid):
         be.set_inventories(uuid, data["resource_provider_generation"], invs)
@@ -141,7 +145,7 @@ def create_inventory(req: webob.Request) -> webob.Response:
     rc = data["resource_class"]
     inv = inventory_of(data)
     check_known(req, uuid, [rc])
-    check_units(uuid, {rc: inv})
+    check_units(req, uuid, {rc: inv}, "create")
     be = common.backend(req)
     current = be.get_inventories(uuid)
     if rc in current.inventories:
@@ -178,7 +182,7 @@ def update_inventory(req: webob.Request) -> webob.Response:
     common.existing_provider(req, uuid)
     inv = inventory_of(data)
     check_known(req, uuid, [rc])
-    check_units(uuid, {rc: inv})
+    check_units(req, uuid, {rc: inv})
     be = common.backend(req)
     if rc not in be.get_inventories(uuid).inventories:
         raise query.bad(f"No inventory record with resource class for resource provider "

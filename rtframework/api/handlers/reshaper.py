@@ -35,7 +35,7 @@ def reshape(req: webob.Request) -> webob.Response:
         invs = {rc: inventories.inventory_of(fields)
                 for rc, fields in body["inventories"].items()}
         inventories.check_known(req, uuid, invs)
-        inventories.check_units(uuid, invs)
+        inventories.check_units(req, uuid, invs)
         new[uuid] = t.ProviderInventories(generation=body["resource_provider_generation"],
                                           inventories=invs)
     writes = [allocations.write_of(req, v, consumer, body)
@@ -45,8 +45,12 @@ def reshape(req: webob.Request) -> webob.Response:
         try:
             be.reshape(new, writes)
         except perrors.ProviderGenerationConflict as exc:
+            actual = {uuid: be.get_provider(uuid).generation for uuid in new}
+            stale = sorted(u for u in new if new[u].generation != actual[u])
+            detail = "; ".join(f"{u}: actual: {actual[u]}, given: {new[u].generation}"
+                               for u in stale) or str(exc)
             raise common.generation_conflict(
-                f"resource provider generation conflict: {exc}") from exc
+                f"resource provider generation conflict: {detail}") from exc
         except perrors.InventoryInUse as exc:
             raise errors.http(webob.exc.HTTPConflict, f"update conflict: {exc}",
                               code=errors.INVENTORY_INUSE) from exc

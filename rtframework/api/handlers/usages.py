@@ -23,9 +23,12 @@ def total_usages(req: webob.Request) -> webob.Response:
         raise common.errors.http(common.webob.exc.HTTPNotFound)
     keys = ["project_id", "user_id"] + (["consumer_type"] if v.at_least(38) else [])
     query.check_keys(req, keys)
+    _ID = {"type": "string", "minLength": 1, "maxLength": 255}
+    payload.validate(dict(req.GET), {
+        "type": "object", "properties": {"project_id": _ID, "user_id": _ID,
+                                         "consumer_type": {"type": "string"}},
+        "required": ["project_id"]}, prefix="Invalid query string parameters")
     project_id = query.single(req, "project_id")
-    if project_id is None:
-        raise query.invalid_query("'project_id' is a required property")
     common.authorize(req, "placement:usages", {"project_id": project_id})
     common.payload.check_accept(req)
     user_id = query.single(req, "user_id")
