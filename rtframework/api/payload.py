@@ -35,7 +35,7 @@ def json_body(req: webob.Request, schema: dict[str, Any] | None = None) -> Any:
     """The request's JSON body, valid against ``schema``."""
     check_content_type(req)
     try:
-        data = json.loads(req.body.decode("utf-8") or "null")
+        data = json.loads(req.body.decode("utf-8"))
     except ValueError as exc:
         raise errors.http(webob.exc.HTTPBadRequest,
                           f"Malformed JSON: {exc}") from exc

@@ -174,6 +174,10 @@ class PlacementAdmin(abc.ABC):
     def delete_resource_class(self, name: str) -> None:
         """Delete a custom class no inventory uses (ResourceClassInUse)."""
 
+    def rename_resource_class(self, name: str, new_name: str) -> None:
+        """Rename a custom class, in every inventory and allocation
+        (ResourceClassNotFound; Conflict if ``new_name`` exists)."""
+
     def list_traits(self, prefix: str | None = None, *,
                     associated: bool | None = None) -> list[str]:
         """Standard and custom trait names, optionally by prefix; with

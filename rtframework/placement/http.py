@@ -213,6 +213,14 @@ class HTTPBackend(contract.PlacementBackend):
         self._request("DELETE", f"/resource_classes/{name}", Kind.RESOURCE_CLASS)
         LOG.info("deleted resource class %s", name)
 
+    def rename_resource_class(self, name: str, new_name: str) -> None:
+        validation.check_custom_resource_class_name(name)
+        validation.check_custom_resource_class_name(new_name)
+        # Placement renames only at 1.2 to 1.6; 1.7 made PUT create-or-keep.
+        self._request("PUT", f"/resource_classes/{name}", Kind.RESOURCE_CLASS,
+                      json={"name": new_name}, microversion="1.6")
+        LOG.info("renamed resource class %s to %s", name, new_name)
+
     def list_traits(self, prefix: str | None = None, *,
                     associated: bool | None = None) -> list[str]:
         params = [("name", f"startswith:{prefix}")] if prefix else []

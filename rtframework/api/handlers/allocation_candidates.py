@@ -76,7 +76,9 @@ def _check_orphans(groups: dict[str, dict[str, list[str]]], v) -> None:
                          if key in g and "resources" not in g)
         if not orphans:
             continue
-        if not v.at_least(25):
+        with_resources = any("resources" in g for g in groups.values())
+        if not v.at_least(25) or (with_resources and key == "member_of" and orphans ==
+                                  ["member_of"]):
             raise query.bad("All member_of parameters must be associated with resources")
         kind = "traits" if key == "required" else key
         raise query.bad(f"Found the following orphaned {kind} keys: {', '.join(orphans)}")

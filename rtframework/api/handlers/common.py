@@ -42,7 +42,7 @@ def handler(action: str | None, *, since: int = 0, until: int | None = None,
                 raise errors.http(absent)
             if action is not None:
                 authorize(req, action)
-            if accept:
+            if accept and req.method == "GET":
                 payload.check_accept(req)
             with errors.translated():
                 return func(req)

@@ -31,7 +31,8 @@ def reshape(req: webob.Request) -> webob.Response:
         try:
             be.get_provider(uuid)
         except perrors.ProviderNotFound as exc:
-            raise query.bad(f"Resource provider {uuid} in inventories not found") from exc
+            raise query.bad(f"Resource provider {uuid} in inventories not found",
+                            code=errors.PROVIDER_NOT_FOUND) from exc
         invs = {rc: inventories.inventory_of(fields)
                 for rc, fields in body["inventories"].items()}
         inventories.check_known(req, uuid, invs)

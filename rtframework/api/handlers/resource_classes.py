@@ -53,25 +53,30 @@ def update_class(req: webob.Request) -> webob.Response:
     name = _name(req)
     be = common.backend(req)
     if not common.version(req).at_least(7):
-        # 1.2 to 1.6 rename a custom class; the backend keeps classes by
-        # name in every inventory and allocation, so it does not rename.
-        payload.json_body(req, _BODY)
-        if name in validation.STANDARD_CLASSES:
-            raise query.bad(f"Cannot update standard resource class {name}")
-        raise query.bad(f"Resource class {name} cannot be renamed by this placement "
-                        "backend")
-    if name in validation.STANDARD_CLASSES:
-        raise query.bad(f"Cannot update standard resource class {name}")
-    try:
-        payload.validate(name, _CUSTOM)
-    except webob.exc.HTTPBadRequest as exc:
-        raise query.bad(f"Invalid resource class name: {name}. {exc.detail}") from exc
+        return _rename(req, name)
+    payload.validate({"name": name}, _BODY)
     existed = name in be.list_resource_classes()
     be.ensure_resource_class(name)
     resp = payload.no_content(204 if existed else 201)
     resp.location = f"/resource_classes/{name}"
-    payload.cache_headers(req, resp)
+    if existed:
+        payload.cache_headers(req, resp)
     return resp
+
+
+def _rename(req: webob.Request, name: str) -> webob.Response:
+    """1.2 to 1.6: PUT renames a custom class."""
+    new_name = payload.json_body(req, _BODY)["name"]
+    if name in validation.STANDARD_CLASSES:
+        raise query.bad(f"Cannot update standard resource class {name}")
+    try:
+        common.backend(req).rename_resource_class(name, new_name)
+    except perrors.ResourceClassNotFound as exc:
+        raise errors.http(webob.exc.HTTPNotFound, f"No such resource class {name}.") from exc
+    except perrors.Conflict as exc:
+        raise errors.http(webob.exc.HTTPConflict,
+                          f"Resource class already exists: {new_name}") from exc
+    return payload.json_response(req, _json(new_name))
 
 
 @common.handler("placement:resource_classes:delete", since=2)
@@ -85,8 +90,8 @@ def delete_class(req: webob.Request) -> webob.Response:
         raise errors.http(webob.exc.HTTPNotFound, f"No such resource class {name}.") from exc
     except perrors.ResourceClassInUse as exc:
         raise errors.http(webob.exc.HTTPConflict,
-                          f"Unable to delete resource class {name}. The resource class "
-                          "is in use by inventory.") from exc
+                          f"Error in delete resource class '{name}': Class is in use in "
+                          "inventory") from exc
     return payload.no_content()
 
 

@@ -155,6 +155,9 @@ class SQLBackend(contract.PlacementBackend):
     def delete_resource_class(self, name: str) -> None:
         resource_classes.delete(self.engine, name)
 
+    def rename_resource_class(self, name: str, new_name: str) -> None:
+        resource_classes.rename(self.engine, name, new_name)
+
     def list_traits(self, prefix: str | None = None, *,
                     associated: bool | None = None) -> list[str]:
         return _traits.list_all(self.engine, prefix, associated)

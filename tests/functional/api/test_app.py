@@ -140,3 +140,16 @@ def test_a_reshape_that_fails_changes_nothing(api, backend):
     body["inventories"][child]["inventories"]["VCPU"]["total"] = 4
     assert api("POST", "/reshaper", body, version="1.30", **service).status_int == 204
     assert backend.get_provider_usages(child) == {"VCPU": 4}
+
+
+def test_renaming_a_class_before_1_7_moves_its_inventory(api, backend):
+    uuid = api("POST", "/resource_providers", {"name": "cn1"}, version="1.20").json["uuid"]
+    assert api("POST", "/resource_classes", {"name": "CUSTOM_OLD"}, version="1.2"
+               ).status_int == 201
+    api("PUT", f"/resource_providers/{uuid}/inventories",
+        {"resource_provider_generation": 0, "inventories": {"CUSTOM_OLD": {"total": 4}}},
+        version="1.2")
+    resp = api("PUT", "/resource_classes/CUSTOM_OLD", {"name": "CUSTOM_NEW"}, version="1.6")
+    assert resp.status_int == 200, resp.body
+    assert set(backend.get_inventories(uuid).inventories) == {"CUSTOM_NEW"}
+    assert "CUSTOM_OLD" not in backend.list_resource_classes()
