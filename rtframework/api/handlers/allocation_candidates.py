@@ -3,6 +3,8 @@ suffixes (1.33), mappings (1.34), root_required (1.35), same_subtree (1.36)."""
 
 from __future__ import annotations
 
+import dataclasses
+import itertools
 import re
 
 import webob
@@ -53,13 +55,19 @@ def _groups(req: webob.Request, v) -> dict[str, dict[str, list[str]]]:
     return found
 
 
-def _group(params: dict[str, list[str]], v, suffix: str) -> t.RequestGroup:
+# Any-of trait sets (``required=in:A,B``, 1.39) are searched as every
+# choice of one trait per set, each an all-of search, and the answers
+# merged: a tree has a trait of each set exactly when it matches one choice.
+MOST_CHOICES = 64
+
+
+def _group(params: dict[str, list[str]], v, suffix: str,
+           any_of: dict[str, list[frozenset[str]]]) -> t.RequestGroup:
     resources = query.resources(params["resources"][-1]) if "resources" in params else {}
     traits = query.traits(params["required"], v, f"required{suffix}") \
         if "required" in params else query.Traits()
     if traits.any_of:
-        raise query.bad("The 'in:' trait format is not supported by this placement "
-                        "backend's candidate search.")
+        any_of[suffix] = traits.any_of
     member_of, forbidden = query.member_of(params.get("member_of", []), v)
     in_tree = query.in_tree(params["in_tree"][-1]) if "in_tree" in params else None
     return t.RequestGroup(resources=resources, required_traits=frozenset(traits.required),
@@ -76,15 +84,15 @@ def _check_orphans(groups: dict[str, dict[str, list[str]]], v) -> None:
                          if key in g and "resources" not in g)
         if not orphans:
             continue
-        with_resources = any("resources" in g for g in groups.values())
-        if not v.at_least(25) or (with_resources and key == "member_of" and orphans ==
-                                  ["member_of"]):
+        if not v.at_least(25) or (key == "member_of" and orphans == ["member_of"]):
             raise query.bad("All member_of parameters must be associated with resources")
         kind = "traits" if key == "required" else key
         raise query.bad(f"Found the following orphaned {kind} keys: {', '.join(orphans)}")
 
 
-def _query(req: webob.Request, v) -> t.CandidateQuery:
+def _query(req: webob.Request, v
+           ) -> tuple[dict[str, list[frozenset[str]]], t.CandidateQuery]:
+    """The any-of trait sets by group suffix, and the query without them."""
     keys, patterns = _keys(v)
     query.check_keys(req, keys, patterns)
     groups = _groups(req, v)
@@ -97,8 +105,9 @@ def _query(req: webob.Request, v) -> t.CandidateQuery:
                         "At least one request group (`resources` or `resources{$S}`) is "
                         "required." if v.at_least(25) else
                         "Invalid query string parameters: 'resources' is a required property")
-    unnumbered = _group(groups.pop("", {}), v, "")
-    numbered = {s: _group(p, v, s) for s, p in groups.items()}
+    any_of: dict[str, list[frozenset[str]]] = {}
+    unnumbered = _group(groups.pop("", {}), v, "", any_of)
+    numbered = {s: _group(p, v, s, any_of) for s, p in groups.items()}
     orphans = sorted(s for s, g in groups.items() if "resources" not in g)
     if orphans and not v.at_least(35):
         raise query.bad("All request groups must specify resources.")
@@ -124,7 +133,8 @@ def _query(req: webob.Request, v) -> t.CandidateQuery:
             both = ", ".join(sorted(root.required & root.forbidden))
             raise query.bad(f"Conflicting required and forbidden traits found in "
                             f"root_required: {both}", code=common.errors.QUERY_BAD_VALUE)
-    same_subtree = tuple(frozenset(s.split(",")) for s in req.GET.getall("same_subtree"))
+    same_subtree = tuple(frozenset(name.strip() for name in s.split(","))
+                         for s in req.GET.getall("same_subtree"))
     for suffixes in same_subtree:
         if "" in suffixes:
             raise query.bad("Empty string (unsuffixed group) can not be specified in "
@@ -140,7 +150,7 @@ def _query(req: webob.Request, v) -> t.CandidateQuery:
         raise query.bad("Resourceless suffixed group request should be specified in "
                         "`same_subtree` query param: bad group(s) - "
                         f"{resourceless}.", code=common.errors.QUERY_BAD_VALUE)
-    return t.CandidateQuery(
+    return any_of, t.CandidateQuery(
         resources=unnumbered.resources, required_traits=unnumbered.required_traits,
         forbidden_traits=unnumbered.forbidden_traits, member_of=unnumbered.member_of,
         in_tree=unnumbered.in_tree, forbidden_aggregates=unnumbered.forbidden_aggregates,
@@ -149,7 +159,54 @@ def _query(req: webob.Request, v) -> t.CandidateQuery:
         same_subtree=same_subtree)
 
 
-def _check_known(req: webob.Request, q: t.CandidateQuery) -> None:
+def _choices(q: t.CandidateQuery, any_of: dict[str, list[frozenset[str]]]
+             ) -> list[t.CandidateQuery]:
+    """``q`` once per choice of one trait from each any-of set."""
+    slots = [(suffix, sorted(names)) for suffix, sets in sorted(any_of.items())
+             for names in sets]
+    count = 1
+    for _, names in slots:
+        count *= len(names)
+    if count > MOST_CHOICES:
+        raise query.bad(f"The 'in:' trait sets of this request make {count} combinations; "
+                        f"at most {MOST_CHOICES} are searched.")
+    queries = []
+    for picked in itertools.product(*(names for _, names in slots)):
+        extra: dict[str, set[str]] = {}
+        for (suffix, _), name in zip(slots, picked, strict=True):
+            extra.setdefault(suffix, set()).add(name)
+        groups = {s: dataclasses.replace(g, required_traits=g.required_traits | extra.get(s, set()))
+                  for s, g in q.groups.items()}
+        queries.append(dataclasses.replace(
+            q, required_traits=q.required_traits | extra.get("", set()), groups=groups))
+    return queries
+
+
+def _search(req: webob.Request, q: t.CandidateQuery,
+            any_of: dict[str, list[frozenset[str]]]) -> t.AllocationCandidates:
+    be = common.backend(req)
+    if not any_of:
+        return be.get_allocation_candidates(q)
+    requests: dict = {}
+    summaries: dict = {}
+    for choice in _choices(q, any_of):
+        found = be.get_allocation_candidates(choice)
+        for r in found.allocation_requests:
+            key = tuple(sorted((rp, tuple(sorted(res.items())))
+                               for rp, res in r.allocations.items()))
+            requests.setdefault(key, r)
+        summaries.update(found.provider_summaries)
+    chosen = list(requests.values())[:q.limit] if q.limit else list(requests.values())
+    used = {rp for r in chosen for rp in r.allocations}
+    roots = {summaries[rp].root_uuid for rp in used if rp in summaries}
+    return t.AllocationCandidates(
+        allocation_requests=tuple(chosen),
+        provider_summaries={rp: s for rp, s in summaries.items()
+                            if rp in used or s.root_uuid in roots})
+
+
+def _check_known(req: webob.Request, q: t.CandidateQuery,
+                 any_of: dict[str, list[frozenset[str]]]) -> None:
     be = common.backend(req)
     classes = set(q.resources).union(*(g.resources for g in q.groups.values()))
     unknown = sorted(classes - set(be.list_resource_classes()))
@@ -159,6 +216,8 @@ def _check_known(req: webob.Request, q: t.CandidateQuery) -> None:
     traits = set(q.required_traits | q.forbidden_traits | q.root_required | q.root_forbidden)
     for g in q.groups.values():
         traits |= g.required_traits | g.forbidden_traits
+    for sets in any_of.values():
+        traits = traits.union(*sets)
     if traits:
         unknown = sorted(traits - set(be.list_traits()))
         if unknown:
@@ -188,7 +247,8 @@ def _summaries_json(found: t.AllocationCandidates, q: t.CandidateQuery, v) -> di
             rc: {"capacity": s.capacity, "used": s.used}
             for rc, s in summary.resources.items() if v.at_least(27) or rc in wanted}}
         if v.at_least(17):
-            entry["traits"] = sorted(summary.traits)
+            # Placement lists standard traits before custom ones.
+            entry["traits"] = sorted(summary.traits, key=lambda n: (n.startswith("CUSTOM_"), n))
         if v.at_least(29):
             entry["parent_provider_uuid"] = summary.parent_uuid
             entry["root_provider_uuid"] = summary.root_uuid
@@ -199,10 +259,10 @@ def _summaries_json(found: t.AllocationCandidates, q: t.CandidateQuery, v) -> di
 @common.handler("placement:allocation_candidates:list", since=10)
 def list_candidates(req: webob.Request) -> webob.Response:
     v = common.version(req)
-    q = _query(req, v)
-    _check_known(req, q)
+    any_of, q = _query(req, v)
+    _check_known(req, q, any_of)
     try:
-        found = common.backend(req).get_allocation_candidates(q)
+        found = _search(req, q, any_of)
     except perrors.ProviderNotFound:
         found = t.AllocationCandidates(allocation_requests=(), provider_summaries={})
     requests = found.allocation_requests

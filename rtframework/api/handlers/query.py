@@ -91,13 +91,13 @@ def traits(values: list[str], v: microversion.Version, key: str = "required",
             if not v.at_least(39):
                 raise invalid_query("The format 'in:HW_CPU_X86_VMX,CUSTOM_MAGIC' only "
                                     "supported since microversion 1.39.")
-            names = [n for n in value[3:].split(",")]
+            names = [n.strip() for n in value[3:].split(",")]
             if not all(names):
                 raise invalid_query(f"Expected '{key}' parameter value of the form: "
                                     "in:HW_CPU_X86_VMX,CUSTOM_MAGIC.")
             found.any_of.append(frozenset(names))
             continue
-        names = value.split(",")
+        names = [n.strip() for n in value.split(",")]
         if not all(names):
             form = "HW_CPU_X86_VMX,!CUSTOM_MAGIC" if v.at_least(22) else \
                 "HW_CPU_X86_VMX,CUSTOM_MAGIC"
