@@ -192,8 +192,9 @@ def _search(req: webob.Request, q: t.CandidateQuery,
     for choice in _choices(q, any_of):
         found = be.get_allocation_candidates(choice)
         for r in found.allocation_requests:
-            key = tuple(sorted((rp, tuple(sorted(res.items())))
-                               for rp, res in r.allocations.items()))
+            key = (tuple(sorted((rp, tuple(sorted(res.items())))
+                                for rp, res in r.allocations.items())),
+                   tuple(sorted((g, tuple(p)) for g, p in r.mappings.items())))
             requests.setdefault(key, r)
         summaries.update(found.provider_summaries)
     chosen = list(requests.values())[:q.limit] if q.limit else list(requests.values())
