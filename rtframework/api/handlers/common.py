@@ -99,6 +99,6 @@ def generation_conflict(detail: str) -> webob.exc.HTTPException:
 def check_generation(rp_generation: int, given: int, uuid: str) -> None:
     if rp_generation != given:
         raise generation_conflict(
-            "Resource provider's generation already changed. Please update the generation "
-            f"and try again. (provider {uuid} is at generation {rp_generation}, the "
-            f"request names {given})")
+            "resource provider generation conflict: Resource provider's generation already "
+            "changed. Please update the generation and try again. (provider "
+            f"{uuid} is at generation {rp_generation}, the request names {given})")

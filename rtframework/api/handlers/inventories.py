@@ -116,7 +116,9 @@ def list_inventories(req: webob.Request) -> webob.Response:
 def set_inventories(req: webob.Request) -> webob.Response:
     uuid = common.path_uuid(req)
     data = payload.json_body(req, PUT_ALL)
-    common.existing_provider(req, uuid)
+    rp = common.existing_provider(req, uuid)
+    # A stale generation is reported before an unknown class, as Placement does.
+    common.check_generation(rp.generation, data["resource_provider_generation"], uuid)
     invs = {rc: inventory_of(body) for rc, body in data["inventories"].items()}
     check_known(req, uuid, invs)
     check_units(req, uuid, invs)
