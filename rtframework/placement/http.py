@@ -489,6 +489,20 @@ class HTTPBackend(contract.PlacementBackend):
             parse=lambda b: {rc: _int(n) for rc, n in b["usages"].get("all", {}).items()
                              if rc != "consumer_count"})
 
+    def get_project_usages_by_type(self, project_id: str, user_id: str | None = None,
+                                   consumer_type: str | None = None
+                                   ) -> dict[str, dict[str, int]]:
+        validation.check_external_id(project_id, "project id")
+        params = [("project_id", project_id)]
+        if user_id is not None:
+            params.append(("user_id", validation.check_external_id(user_id, "user id")))
+        if consumer_type is not None:
+            params.append(("consumer_type", consumer_type))
+        return self._request(
+            "GET", "/usages", Kind.QUERY, params=params, expect=("usages",),
+            parse=lambda b: {str(kind): {str(rc): _int(n) for rc, n in amounts.items()}
+                             for kind, amounts in b["usages"].items()})
+
     def get_allocation_candidates(self, query: t.CandidateQuery) -> t.AllocationCandidates:
         query = validation.candidate_query(query)
         params = _query_params(query.required_traits, query.forbidden_traits, query.member_of,

@@ -245,7 +245,8 @@ def check_capacity(
     if after > cap and after > used_before:
         raise errors.CapacityExceeded(
             f"capacity exceeded on provider {provider} for {resource_class}: "
-            f"used {used_others} + requested {requested} > capacity {cap}"
+            f"used {used_others} + requested {requested} > capacity {cap}",
+            provider=provider, resource_class=resource_class,
         )
 
 

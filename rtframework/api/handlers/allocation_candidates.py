@@ -212,8 +212,8 @@ def _check_known(req: webob.Request, q: t.CandidateQuery,
     classes = set(q.resources).union(*(g.resources for g in q.groups.values()))
     unknown = sorted(classes - set(be.list_resource_classes()))
     if unknown:
-        raise query.bad("Invalid resource class in resources parameter: Resource class "
-                        f"{unknown[0]} was not found.")
+        raise query.bad("Invalid resource class in resources parameter: No such resource "
+                        f"class {unknown[0]}.")
     traits = set(q.required_traits | q.forbidden_traits | q.root_required | q.root_forbidden)
     for g in q.groups.values():
         traits |= g.required_traits | g.forbidden_traits

@@ -120,7 +120,7 @@ def _check_providers(req: webob.Request, writes: list[t.AllocationWrite]) -> Non
 
 
 def check_writes(req: webob.Request, writes: list[t.AllocationWrite],
-                 planned: dict | None = None) -> None:
+                 planned: dict | None = None, *, many: bool = False) -> None:
     """400 for a provider or a resource class that does not exist, 409 for
     a class the provider has no inventory of (``planned``: provider ->
     classes it will have, for a reshape)."""
@@ -129,7 +129,8 @@ def check_writes(req: webob.Request, writes: list[t.AllocationWrite],
     for w in writes:
         for resources in w.allocations.values():
             for rc in sorted(set(resources) - known):
-                raise query.bad(f"Unable to allocate inventory for consumer {w.consumer_uuid}: "
+                whose = "" if many else f" for consumer {w.consumer_uuid}"
+                raise query.bad(f"Unable to allocate inventory{whose}: "
                                 f"No such resource class {rc}.")
     be = common.backend(req)
     for w in writes:
@@ -150,8 +151,12 @@ def write_errors() -> Iterator[None]:
     except perrors.ConsumerGenerationConflict as exc:
         raise common.generation_conflict(str(exc)) from exc
     except perrors.CapacityExceeded as exc:
-        raise errors.http(webob.exc.HTTPConflict, f"Unable to allocate inventory: {exc}. "
-                          "The requested amount would exceed the capacity.") from exc
+        where = ""
+        if exc.provider and exc.resource_class:
+            where = (f"Unable to create allocation for '{exc.resource_class}' on resource "
+                     f"provider '{exc.provider.split(' ', 1)[0]}'. ")
+        raise errors.http(webob.exc.HTTPConflict, f"Unable to allocate inventory: {where}"
+                          f"The requested amount would exceed the capacity. ({exc})") from exc
     except perrors.InvalidAllocation as exc:
         raise errors.http(webob.exc.HTTPConflict, f"Unable to allocate inventory: Inventory "
                           f"for the request is invalid: {exc}") from exc
@@ -159,8 +164,8 @@ def write_errors() -> Iterator[None]:
         raise query.bad(f"Unable to allocate inventory: {exc}") from exc
 
 
-def _apply(req: webob.Request, writes: list[t.AllocationWrite]) -> None:
-    check_writes(req, writes)
+def _apply(req: webob.Request, writes: list[t.AllocationWrite], many: bool = False) -> None:
+    check_writes(req, writes, many=many)
     with write_errors():
         common.backend(req).write_allocations(writes)
 
@@ -206,7 +211,7 @@ def post_allocations(req: webob.Request) -> webob.Response:
     v = common.version(req)
     data = payload.json_body(req, _post_schema(v))
     writes = [write_of(req, v, consumer, body) for consumer, body in data.items()]
-    _apply(req, writes)
+    _apply(req, writes, many=True)
     return payload.no_content()
 
 

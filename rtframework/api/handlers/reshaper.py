@@ -41,7 +41,8 @@ def reshape(req: webob.Request) -> webob.Response:
                                           inventories=invs)
     writes = [allocations.write_of(req, v, consumer, body)
               for consumer, body in data["allocations"].items()]
-    allocations.check_writes(req, writes, {rp: set(p.inventories) for rp, p in new.items()})
+    allocations.check_writes(req, writes, {rp: set(p.inventories) for rp, p in new.items()},
+                             many=True)
     with allocations.write_errors():
         try:
             be.reshape(new, writes)

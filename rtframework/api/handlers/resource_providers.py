@@ -82,8 +82,8 @@ def _check_classes(be, resources) -> None:
     known = set(be.list_resource_classes())
     unknown = sorted(set(resources) - known)
     if unknown:
-        raise query.bad("Invalid resource class in resources parameter: Resource class "
-                        f"{unknown[0]} was not found.")
+        raise query.bad("Invalid resource class in resources parameter: No such resource "
+                        f"class {unknown[0]}.")
 
 
 def _check_traits(be, names: set[str]) -> None:
@@ -120,7 +120,7 @@ def create_provider(req: webob.Request) -> webob.Response:
     except perrors.DuplicateUUID as exc:
         raise errors.http(webob.exc.HTTPConflict,
                           f"Conflicting resource provider uuid: {rp_uuid(uuid)} already "
-                          "exists.") from exc
+                          "exists.", code=errors.DUPLICATE_NAME) from exc
     location = f"/resource_providers/{rp.uuid}"
     if v.at_least(20):
         resp = payload.json_response(req, common.provider_json(rp, v))
