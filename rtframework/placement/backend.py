@@ -189,9 +189,10 @@ class PlacementAdmin(abc.ABC):
 
     # -- providers and inventory ---------------------------------------------
     def update_provider(
-        self, uuid: str, *, name: str, parent_uuid: str | None = None
+        self, uuid: str, *, name: str, parent_uuid: str | None = None, detach: bool = False
     ) -> t.ResourceProvider:
-        """Rename a provider or give a root a parent."""
+        """Rename a provider, move it under ``parent_uuid`` (None keeps its
+        parent) or, with ``detach``, make it the root of its own tree."""
 
     def set_inventory(
         self, uuid: str, generation: int, resource_class: str, inventory: t.Inventory

@@ -277,7 +277,7 @@ class HTTPBackend(contract.PlacementBackend):
                              parse=lambda b: [_provider(rp) for rp in b["resource_providers"]])
 
     def update_provider(
-        self, uuid: str, *, name: str, parent_uuid: str | None = None
+        self, uuid: str, *, name: str, parent_uuid: str | None = None, detach: bool = False
     ) -> t.ResourceProvider:
         uuid = validation.normalize_uuid(uuid, "provider uuid")
         validation.check_provider_name(name)
@@ -287,6 +287,8 @@ class HTTPBackend(contract.PlacementBackend):
         if parent_uuid is not None:
             body["parent_provider_uuid"] = validation.normalize_uuid(
                 parent_uuid, "parent provider uuid")
+        elif detach:
+            body["parent_provider_uuid"] = None
         return self._request("PUT", f"/resource_providers/{uuid}", Kind.PROVIDER, json=body,
                              expect=_PROVIDER_KEYS, parse=_provider)
 
@@ -453,6 +455,29 @@ class HTTPBackend(contract.PlacementBackend):
         if w.allocations or w.consumer_generation is not None:
             return False
         return not self.get_consumer_allocations(w.consumer_uuid).allocations
+
+    def reshape(self, inventories: Mapping[str, t.ProviderInventories],
+                allocations: Sequence[t.AllocationWrite]) -> None:
+        writes = validation.allocation_writes(allocations)
+        body = {
+            "inventories": {
+                validation.normalize_uuid(rp, "provider uuid"): {
+                    "resource_provider_generation": invs.generation,
+                    "inventories": {rc: _inventory_body(inv)
+                                    for rc, inv in validation.check_inventories(
+                                        rp, invs.inventories).items()},
+                } for rp, invs in inventories.items()},
+            "allocations": {
+                w.consumer_uuid: {
+                    "allocations": _allocations_body(w.allocations),
+                    "project_id": w.project_id, "user_id": w.user_id,
+                    "consumer_generation": w.consumer_generation,
+                    "consumer_type": w.consumer_type,
+                } for w in writes},
+        }
+        self._request("POST", "/reshaper", Kind.ALLOCATIONS, json=body)
+        LOG.info("reshaped providers %s and consumers %s", ", ".join(sorted(inventories)),
+                 ", ".join(w.consumer_uuid for w in writes))
 
     def delete_allocations(self, consumer_uuid: str) -> None:
         consumer_uuid = validation.normalize_uuid(consumer_uuid, "consumer uuid")

@@ -144,23 +144,21 @@ def update_provider(req: webob.Request) -> webob.Response:
     be = common.backend(req)
     parent = data.get("parent_provider_uuid", rp.parent_uuid)
     if "parent_provider_uuid" in data and parent != rp.parent_uuid:
-        if parent is None:
-            if not v.at_least(37):
-                raise query.bad("un-parenting a provider is not currently allowed")
-            raise errors.http(webob.exc.HTTPBadRequest,
-                              "un-parenting a provider is not supported by this "
-                              "placement backend")
+        if parent is None and not v.at_least(37):
+            raise query.bad("un-parenting a provider is not currently allowed")
         if rp.parent_uuid is not None and not v.at_least(37):
             raise query.bad("re-parenting a provider is not currently allowed")
         if parent == uuid:
             raise query.bad("creating loop in the provider tree is not allowed.")
-        try:
-            be.get_provider(parent)
-        except perrors.ProviderNotFound as exc:
-            raise query.bad("parent provider UUID does not exist.") from exc
+        if parent is not None:
+            try:
+                be.get_provider(parent)
+            except perrors.ProviderNotFound as exc:
+                raise query.bad("parent provider UUID does not exist.") from exc
     try:
         rp = be.update_provider(uuid, name=data["name"],
-                                parent_uuid=parent if parent != rp.parent_uuid else None)
+                                parent_uuid=parent if parent != rp.parent_uuid else None,
+                                detach=parent is None and rp.parent_uuid is not None)
     except perrors.DuplicateName as exc:
         raise errors.http(webob.exc.HTTPConflict,
                           f"Conflicting resource provider name: {data['name']} already "

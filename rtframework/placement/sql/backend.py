@@ -181,9 +181,10 @@ class SQLBackend(contract.PlacementBackend):
         return providers.list_matching(self.engine, query)
 
     def update_provider(
-        self, uuid: str, *, name: str, parent_uuid: str | None = None
+        self, uuid: str, *, name: str, parent_uuid: str | None = None, detach: bool = False
     ) -> t.ResourceProvider:
-        return providers.update(self.engine, uuid, name=name, parent_uuid=parent_uuid)
+        return providers.update(self.engine, uuid, name=name, parent_uuid=parent_uuid,
+                                detach=detach)
 
     def delete_provider(self, uuid: str) -> None:
         providers.delete(self.engine, uuid)
