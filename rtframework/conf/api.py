@@ -12,6 +12,10 @@ api_group = cfg.OptGroup(
     "gunicorn or uWSGI).",
 )
 
+# Groups the libraries under the API read and check themselves
+# (keystonemiddleware, oslo.policy, oslo.middleware's CORS).
+LIBRARY_GROUPS = frozenset({"keystone_authtoken", "oslo_policy", "cors"})
+
 API_OPTS = [
     cfg.StrOpt(
         "auth_strategy", default="keystone", choices=("keystone", "noauth2"),
