@@ -429,7 +429,9 @@ class HTTPBackend(contract.PlacementBackend):
                 "project_id": w.project_id,
                 "user_id": w.user_id,
                 "consumer_generation": w.consumer_generation,
-                "consumer_type": w.consumer_type,
+                # Placement 1.38+ requires a type: a write naming none
+                # records the default.
+                "consumer_type": w.consumer_type or "INSTANCE",
             }
             for w in writes
         }
@@ -472,7 +474,9 @@ class HTTPBackend(contract.PlacementBackend):
                     "allocations": _allocations_body(w.allocations),
                     "project_id": w.project_id, "user_id": w.user_id,
                     "consumer_generation": w.consumer_generation,
-                    "consumer_type": w.consumer_type,
+                    # Placement 1.38+ requires a type: a write naming none
+                # records the default.
+                "consumer_type": w.consumer_type or "INSTANCE",
                 } for w in writes},
         }
         self._request("POST", "/reshaper", Kind.ALLOCATIONS, json=body)

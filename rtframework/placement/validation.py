@@ -282,7 +282,8 @@ def allocation_writes(writes: Iterable[t.AllocationWrite]) -> list[t.AllocationW
         consumer = normalize_uuid(w.consumer_uuid, "consumer uuid")
         check_external_id(w.project_id, f"project id of consumer {consumer}")
         check_external_id(w.user_id, f"user id of consumer {consumer}")
-        check_consumer_type(w.consumer_type)
+        if w.consumer_type is not None:  # None: no type recorded
+            check_consumer_type(w.consumer_type)
         check_generation(w.consumer_generation, f"consumer generation of {consumer}",
                          optional=True)
         if not hasattr(w.allocations, "items"):

@@ -98,9 +98,12 @@ def write_of(req: webob.Request, v, consumer: str, data: dict) -> t.AllocationWr
     else:
         # Before consumer generations a write replaces what is there.
         generation = be.get_consumer_allocations(consumer).generation
-    current = be.get_consumer_allocations(consumer) if not v.at_least(38) else None
-    consumer_type = data.get("consumer_type") or (
-        current.consumer_type if current and current.consumer_type else "INSTANCE")
+    if v.at_least(38):
+        consumer_type = data["consumer_type"]
+    else:
+        # Before 1.38 a write names no type: a known consumer keeps its
+        # own, a new one has none (read back as "unknown").
+        consumer_type = be.get_consumer_allocations(consumer).consumer_type
     return t.AllocationWrite(
         consumer_uuid=consumer, allocations=allocations,
         project_id=data.get("project_id", INCOMPLETE_CONSUMER),
@@ -193,7 +196,7 @@ def show_allocations(req: webob.Request) -> webob.Response:
     if held.allocations and v.at_least(28):
         body["consumer_generation"] = held.generation
     if held.allocations and v.at_least(38):
-        body["consumer_type"] = held.consumer_type
+        body["consumer_type"] = held.consumer_type or "unknown"
     return payload.json_response(req, body)
 
 

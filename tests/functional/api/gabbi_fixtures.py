@@ -120,7 +120,9 @@ class World:
         held = self.be.get_consumer_allocations(consumer)
         self.be.write_allocations([t.AllocationWrite(
             consumer_uuid=consumer, allocations={rp: resources}, project_id=project,
-            user_id=user, consumer_generation=held.generation)])
+            user_id=user, consumer_generation=held.generation,
+            # Placement's fixtures create consumers without a type.
+            consumer_type=held.consumer_type)])
 
 
 _ENV_UUIDS = ("RP_UUID", "RP_NAME", "RP_UUID1", "RP_NAME1", "RP_UUID2", "RP_NAME2",

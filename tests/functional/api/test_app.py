@@ -153,3 +153,19 @@ def test_renaming_a_class_before_1_7_moves_its_inventory(api, backend):
     assert resp.status_int == 200, resp.body
     assert set(backend.get_inventories(uuid).inventories) == {"CUSTOM_NEW"}
     assert "CUSTOM_OLD" not in backend.list_resource_classes()
+
+
+def test_a_consumer_written_before_1_38_has_no_type(api, backend):
+    uuid = api("POST", "/resource_providers", {"name": "cn1"}, version="1.20").json["uuid"]
+    api("PUT", f"/resource_providers/{uuid}/inventories",
+        {"resource_provider_generation": 0, "inventories": {"VCPU": {"total": 8}}},
+        version="1.20")
+    consumer = "8f0a4bd6-0c1e-4a40-a6a4-2f1f61b1b0a3"
+    resp = api("PUT", f"/allocations/{consumer}",
+               {"allocations": {uuid: {"resources": {"VCPU": 1}}}, "project_id": "p",
+                "user_id": "u", "consumer_generation": None}, version="1.28")
+    assert resp.status_int == 204, resp.body
+    assert api("GET", f"/allocations/{consumer}", version="1.38").json["consumer_type"] == \
+        "unknown"
+    assert api("GET", "/usages?project_id=p", version="1.38").json["usages"] == {
+        "unknown": {"consumer_count": 1, "VCPU": 1}}
