@@ -2,9 +2,9 @@
 
 from oslo_config import cfg
 
-from rtframework.conf import database, default, placement
+from rtframework.conf import api, database, default, placement
 
-_MODULES = (default, database, placement)
+_MODULES = (default, database, placement, api)
 
 
 def register_opts(conf: cfg.ConfigOpts) -> None:

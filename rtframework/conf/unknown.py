@@ -20,6 +20,8 @@ from dataclasses import dataclass
 
 from oslo_config import cfg, iniparser
 
+from rtframework.conf import api
+
 LOG = logging.getLogger(__name__)
 
 NAMESPACE_PREFIX = "rtframework"
@@ -119,8 +121,9 @@ def find(conf: cfg.ConfigOpts) -> list[Unknown]:
         except (OSError, iniparser.ParseError, UnicodeDecodeError):
             continue  # oslo.config has reported it already
         for group, line in parser.sections.items():
-            if group not in known:
-                close = difflib.get_close_matches(group, list(known), n=1)
+            if group not in known and group not in api.LIBRARY_GROUPS:
+                close = difflib.get_close_matches(group, [*known, *sorted(api.LIBRARY_GROUPS)],
+                                                  n=1)
                 found.append(Unknown(path, line, group, None, f"[{close[0]}]" if close else None))
         for group, option, line in parser.assignments:
             options = known.get(group)

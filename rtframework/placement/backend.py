@@ -174,17 +174,25 @@ class PlacementAdmin(abc.ABC):
     def delete_resource_class(self, name: str) -> None:
         """Delete a custom class no inventory uses (ResourceClassInUse)."""
 
-    def list_traits(self, prefix: str | None = None) -> list[str]:
-        """Standard and custom trait names, optionally by prefix."""
+    def rename_resource_class(self, name: str, new_name: str) -> None:
+        """Rename a custom class, in every inventory and allocation
+        (ResourceClassNotFound; Conflict if ``new_name`` exists)."""
+
+    def list_traits(self, prefix: str | None = None, *,
+                    associated: bool | None = None) -> list[str]:
+        """Standard and custom trait names, optionally by prefix; with
+        ``associated``, only those some provider has (True) or none has
+        (False)."""
 
     def delete_trait(self, name: str) -> None:
-        """Delete a custom trait no provider has (TraitInUse)."""
+        """Delete a custom trait no provider has (TraitInUse, TraitNotFound)."""
 
     # -- providers and inventory ---------------------------------------------
     def update_provider(
-        self, uuid: str, *, name: str, parent_uuid: str | None = None
+        self, uuid: str, *, name: str, parent_uuid: str | None = None, detach: bool = False
     ) -> t.ResourceProvider:
-        """Rename a provider or give a root a parent."""
+        """Rename a provider, move it under ``parent_uuid`` (None keeps its
+        parent) or, with ``detach``, make it the root of its own tree."""
 
     def set_inventory(
         self, uuid: str, generation: int, resource_class: str, inventory: t.Inventory
@@ -198,10 +206,20 @@ class PlacementAdmin(abc.ABC):
     def get_provider_aggregates(self, uuid: str) -> t.ProviderAggregates: ...
 
     def set_provider_aggregates(
-        self, uuid: str, generation: int, aggregates: frozenset[str]
-    ) -> int: ...
+        self, uuid: str, generation: int, aggregates: frozenset[str], *, bump: bool = True
+    ) -> int:
+        """Replace the provider's aggregates; the new generation. ``bump=False``
+        keeps the generation (Placement's API before 1.19 does)."""
 
     # -- allocations and usages ----------------------------------------------
+    def reshape(self, inventories: Mapping[str, t.ProviderInventories],
+                allocations: Sequence[t.AllocationWrite]) -> None:
+        """Replace the inventories of the providers named (each at the
+        generation given) and the allocations of the consumers named, all
+        or nothing: allocations may move to inventory created in the same
+        call, and inventory may go that allocations leave (Placement's
+        POST /reshaper)."""
+
     @abc.abstractmethod
     def delete_allocations(self, consumer_uuid: str) -> None:
         """Remove everything a consumer holds, whatever its generation (an
@@ -211,6 +229,13 @@ class PlacementAdmin(abc.ABC):
 
     def get_project_usages(self, project_id: str, user_id: str | None = None) -> dict[str, int]:
         """resource class -> amount allocated to the project's consumers."""
+
+    def get_project_usages_by_type(self, project_id: str, user_id: str | None = None,
+                                   consumer_type: str | None = None
+                                   ) -> dict[str, dict[str, int]]:
+        """consumer type (``unknown`` for none) -> resource class -> amount,
+        with ``consumer_count``; ``consumer_type`` keeps one type, ``all``
+        sums every type into one group named ``all`` (Placement 1.38)."""
 
 
 class PlacementBackend(PlacementClient, PlacementAdmin):

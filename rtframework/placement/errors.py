@@ -79,7 +79,16 @@ class RetriesExhausted(GenerationConflict):
 
 
 class CapacityExceeded(Conflict):
-    """An allocation would take a provider past (total - reserved) * ratio."""
+    """An allocation would take a provider past (total - reserved) * ratio.
+
+    ``provider`` (how the backend names it: uuid first) and
+    ``resource_class`` say where, when the backend knows."""
+
+    def __init__(self, message: str, *, provider: str | None = None,
+                 resource_class: str | None = None) -> None:
+        super().__init__(message)
+        self.provider = provider
+        self.resource_class = resource_class
 
 
 class InvalidAllocation(Conflict):

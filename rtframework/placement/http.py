@@ -144,7 +144,8 @@ class HTTPBackend(contract.PlacementBackend):
     def _request(self, method: str, path: str, kind: Kind, *, json: Any = None,
                  params: Sequence[tuple[str, str]] | None = None,
                  missing_ok: bool = False, expect: tuple[str, ...] = (),
-                 parse: Callable[[Any], Any] | None = None, large: bool = False) -> Any:
+                 parse: Callable[[Any], Any] | None = None, large: bool = False,
+                 microversion: str | None = None) -> Any:
         """Send one request; return its JSON body (None if it has none).
 
         ``expect`` names the keys a JSON object answer must have; an answer
@@ -162,6 +163,8 @@ class HTTPBackend(contract.PlacementBackend):
             kwargs["json"] = json
         if params:
             kwargs["params"] = list(params)
+        if microversion is not None:
+            kwargs["microversion"] = microversion
         try:
             resp = self.adapter.request(path, method, **kwargs)
         except _UNREACHABLE as exc:
@@ -210,8 +213,19 @@ class HTTPBackend(contract.PlacementBackend):
         self._request("DELETE", f"/resource_classes/{name}", Kind.RESOURCE_CLASS)
         LOG.info("deleted resource class %s", name)
 
-    def list_traits(self, prefix: str | None = None) -> list[str]:
-        params = [("name", f"startswith:{prefix}")] if prefix else None
+    def rename_resource_class(self, name: str, new_name: str) -> None:
+        validation.check_custom_resource_class_name(name)
+        validation.check_custom_resource_class_name(new_name)
+        # Placement renames only at 1.2 to 1.6; 1.7 made PUT create-or-keep.
+        self._request("PUT", f"/resource_classes/{name}", Kind.RESOURCE_CLASS,
+                      json={"name": new_name}, microversion="1.6")
+        LOG.info("renamed resource class %s to %s", name, new_name)
+
+    def list_traits(self, prefix: str | None = None, *,
+                    associated: bool | None = None) -> list[str]:
+        params = [("name", f"startswith:{prefix}")] if prefix else []
+        if associated is not None:
+            params.append(("associated", "true" if associated else "false"))
         return self._request("GET", "/traits", Kind.TRAIT, params=params, expect=("traits",),
                              parse=lambda b: sorted(str(n) for n in b["traits"]))
 
@@ -260,7 +274,7 @@ class HTTPBackend(contract.PlacementBackend):
                              parse=lambda b: [_provider(rp) for rp in b["resource_providers"]])
 
     def update_provider(
-        self, uuid: str, *, name: str, parent_uuid: str | None = None
+        self, uuid: str, *, name: str, parent_uuid: str | None = None, detach: bool = False
     ) -> t.ResourceProvider:
         uuid = validation.normalize_uuid(uuid, "provider uuid")
         validation.check_provider_name(name)
@@ -270,6 +284,8 @@ class HTTPBackend(contract.PlacementBackend):
         if parent_uuid is not None:
             body["parent_provider_uuid"] = validation.normalize_uuid(
                 parent_uuid, "parent provider uuid")
+        elif detach:
+            body["parent_provider_uuid"] = None
         return self._request("PUT", f"/resource_providers/{uuid}", Kind.PROVIDER, json=body,
                              expect=_PROVIDER_KEYS, parse=_provider)
 
@@ -356,10 +372,21 @@ class HTTPBackend(contract.PlacementBackend):
         return t.ProviderAggregates(generation=generation, aggregates=aggregates)
 
     def set_provider_aggregates(
-        self, uuid: str, generation: int, aggregates: frozenset[str]
+        self, uuid: str, generation: int, aggregates: frozenset[str], *, bump: bool = True
     ) -> int:
-        return self._put_set(uuid, "aggregates", Kind.AGGREGATES, generation,
-                             validation.aggregates(aggregates))
+        aggregates = validation.aggregates(aggregates)
+        if bump:
+            return self._put_set(uuid, "aggregates", Kind.AGGREGATES, generation, aggregates)
+        # Placement 1.18 and older take a bare list and bump nothing; the
+        # generation is checked here first, as a later write would do.
+        current = self.get_provider_aggregates(uuid)
+        if current.generation != generation:
+            raise errors.ProviderGenerationConflict(
+                f"resource provider generation conflict on {uuid}: given {generation}, "
+                f"current {current.generation}")
+        self._request("PUT", f"/resource_providers/{uuid}/aggregates", Kind.AGGREGATES,
+                      json=sorted(aggregates), microversion="1.18")
+        return generation
 
     # -- allocations -----------------------------------------------------
     def get_consumer_allocations(self, consumer_uuid: str) -> t.ConsumerAllocations:
@@ -399,7 +426,9 @@ class HTTPBackend(contract.PlacementBackend):
                 "project_id": w.project_id,
                 "user_id": w.user_id,
                 "consumer_generation": w.consumer_generation,
-                "consumer_type": w.consumer_type,
+                # Placement 1.38+ requires a type: a write naming none
+                # records the default.
+                "consumer_type": w.consumer_type or "INSTANCE",
             }
             for w in writes
         }
@@ -425,6 +454,31 @@ class HTTPBackend(contract.PlacementBackend):
         if w.allocations or w.consumer_generation is not None:
             return False
         return not self.get_consumer_allocations(w.consumer_uuid).allocations
+
+    def reshape(self, inventories: Mapping[str, t.ProviderInventories],
+                allocations: Sequence[t.AllocationWrite]) -> None:
+        writes = validation.allocation_writes(allocations)
+        body = {
+            "inventories": {
+                validation.normalize_uuid(rp, "provider uuid"): {
+                    "resource_provider_generation": invs.generation,
+                    "inventories": {rc: _inventory_body(inv)
+                                    for rc, inv in validation.check_inventories(
+                                        rp, invs.inventories).items()},
+                } for rp, invs in inventories.items()},
+            "allocations": {
+                w.consumer_uuid: {
+                    "allocations": _allocations_body(w.allocations),
+                    "project_id": w.project_id, "user_id": w.user_id,
+                    "consumer_generation": w.consumer_generation,
+                    # Placement 1.38+ requires a type: a write naming none
+                # records the default.
+                "consumer_type": w.consumer_type or "INSTANCE",
+                } for w in writes},
+        }
+        self._request("POST", "/reshaper", Kind.ALLOCATIONS, json=body)
+        LOG.info("reshaped providers %s and consumers %s", ", ".join(sorted(inventories)),
+                 ", ".join(w.consumer_uuid for w in writes))
 
     def delete_allocations(self, consumer_uuid: str) -> None:
         consumer_uuid = validation.normalize_uuid(consumer_uuid, "consumer uuid")
@@ -460,6 +514,20 @@ class HTTPBackend(contract.PlacementBackend):
             "GET", "/usages", Kind.QUERY, params=params, expect=("usages",),
             parse=lambda b: {rc: _int(n) for rc, n in b["usages"].get("all", {}).items()
                              if rc != "consumer_count"})
+
+    def get_project_usages_by_type(self, project_id: str, user_id: str | None = None,
+                                   consumer_type: str | None = None
+                                   ) -> dict[str, dict[str, int]]:
+        validation.check_external_id(project_id, "project id")
+        params = [("project_id", project_id)]
+        if user_id is not None:
+            params.append(("user_id", validation.check_external_id(user_id, "user id")))
+        if consumer_type is not None:
+            params.append(("consumer_type", consumer_type))
+        return self._request(
+            "GET", "/usages", Kind.QUERY, params=params, expect=("usages",),
+            parse=lambda b: {str(kind): {str(rc): _int(n) for rc, n in amounts.items()}
+                             for kind, amounts in b["usages"].items()})
 
     def get_allocation_candidates(self, query: t.CandidateQuery) -> t.AllocationCandidates:
         query = validation.candidate_query(query)

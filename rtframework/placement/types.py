@@ -128,7 +128,9 @@ class AllocationWrite:
     project_id: str
     user_id: str
     consumer_generation: int | None
-    consumer_type: str = "INSTANCE"
+    # None records no type, as Placement's API before 1.38 does (read back
+    # as None; its usages count it as "unknown").
+    consumer_type: str | None = "INSTANCE"
 
 
 @dataclass(frozen=True)

@@ -252,7 +252,8 @@ def check_capacity(
     if after > cap and after > used_before:
         raise errors.CapacityExceeded(
             f"capacity exceeded on provider {provider} for {resource_class}: "
-            f"used {used_others} + requested {requested} > capacity {cap}"
+            f"used {used_others} + requested {requested} > capacity {cap}",
+            provider=provider, resource_class=resource_class,
         )
 
 
@@ -288,7 +289,8 @@ def allocation_writes(writes: Iterable[t.AllocationWrite]) -> list[t.AllocationW
         consumer = normalize_uuid(w.consumer_uuid, "consumer uuid")
         check_external_id(w.project_id, f"project id of consumer {consumer}")
         check_external_id(w.user_id, f"user id of consumer {consumer}")
-        check_consumer_type(w.consumer_type)
+        if w.consumer_type is not None:  # None: no type recorded
+            check_consumer_type(w.consumer_type)
         check_generation(w.consumer_generation, f"consumer generation of {consumer}",
                          optional=True)
         if not hasattr(w.allocations, "items"):

@@ -41,3 +41,16 @@ def test_driver_name_is_not_limited_to_bundled_drivers(tmp_path):
     path = tmp_path / "third.conf"
     path.write_text("[DEFAULT]\ncompute_driver = acme_hypervisor\n")
     assert rtconf.load([str(path)]).compute_driver == "acme_hypervisor"
+
+
+def test_the_api_libraries_groups_are_not_unknown_and_their_typos_are(tmp_path):
+    from rtframework.conf import unknown
+
+    ini = tmp_path / "api.conf"
+    ini.write_text("[oslo_policy]\nenforce_new_defaults = false\n"
+                   "[keystone_authtoken]\nauth_type = password\n"
+                   "[keystone_authtokn]\nauth_type = password\n")
+    conf = rtconf.load([str(ini)])
+    found = [str(u) for u in unknown.find(conf)]
+    assert len(found) == 1, found
+    assert "[keystone_authtokn]" in found[0] and "[keystone_authtoken]" in found[0]

@@ -24,5 +24,5 @@ def test_sample_config_is_current(tmp_path):
 def test_sample_config_documents_every_group():
     text = SAMPLE.read_text()
     for group in ("[DEFAULT]", "[database]", "[placement_database]", "[placement]",
-                  "[fake_driver]", "[libvirt]", "[baremetal]"):
+                  "[fake_driver]", "[libvirt]", "[baremetal]", "[api]"):
         assert group in text, f"{group} missing from the sample configuration"

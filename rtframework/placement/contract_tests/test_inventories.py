@@ -136,3 +136,34 @@ def test_inventory_of_unknown_provider(backend):
         backend.set_inventories(new_uuid(), 0, {"VCPU": t.Inventory(1)})
     with pytest.raises(errors.ProviderNotFound):
         backend.get_inventories(new_uuid())
+
+
+def test_reshape_moves_inventory_and_allocations_together(backend, make_provider):
+    root = make_provider({"VCPU": 8})
+    child = backend.create_provider(unique(), parent_uuid=root.uuid)
+    consumer = new_uuid()
+    backend.put_allocations(consumer, {root.uuid: {"VCPU": 3}}, project_id="p", user_id="u",
+                            consumer_generation=None)
+    root_gen = backend.get_provider(root.uuid).generation
+    backend.reshape(
+        {root.uuid: t.ProviderInventories(generation=root_gen, inventories={}),
+         child.uuid: t.ProviderInventories(generation=0,
+                                           inventories={"VCPU": t.Inventory(total=8)})},
+        [t.AllocationWrite(consumer_uuid=consumer, allocations={child.uuid: {"VCPU": 3}},
+                           project_id="p", user_id="u", consumer_generation=1)])
+    assert backend.get_inventories(root.uuid).inventories == {}
+    assert backend.get_provider_usages(child.uuid) == {"VCPU": 3}
+    assert backend.get_consumer_allocations(consumer).allocations == {child.uuid: {"VCPU": 3}}
+
+
+def test_a_reshape_at_a_stale_generation_changes_nothing(backend, make_provider):
+    root = make_provider({"VCPU": 8})
+    child = backend.create_provider(unique(), parent_uuid=root.uuid)
+    with pytest.raises(errors.ProviderGenerationConflict):
+        backend.reshape(
+            {root.uuid: t.ProviderInventories(generation=0, inventories={}),
+             child.uuid: t.ProviderInventories(generation=0,
+                                               inventories={"VCPU": t.Inventory(total=8)})},
+            [])
+    assert set(backend.get_inventories(root.uuid).inventories) == {"VCPU"}
+    assert backend.get_inventories(child.uuid).inventories == {}

@@ -132,3 +132,14 @@ def test_delete_refused_while_allocated_or_parent(backend, make_provider, claim)
         backend.delete_provider(root.uuid)
     backend.delete_allocations(consumer)
     backend.delete_provider(root.uuid)
+
+
+def test_detach_makes_a_child_the_root_of_its_subtree(backend):
+    root = backend.create_provider(unique())
+    child = backend.create_provider(unique(), parent_uuid=root.uuid)
+    grandchild = backend.create_provider(unique(), parent_uuid=child.uuid)
+    detached = backend.update_provider(child.uuid, name=child.name, detach=True)
+    assert (detached.parent_uuid, detached.root_uuid) == (None, child.uuid)
+    moved = backend.get_provider(grandchild.uuid)
+    assert (moved.parent_uuid, moved.root_uuid) == (child.uuid, child.uuid)
+    assert backend.get_provider(root.uuid).root_uuid == root.uuid

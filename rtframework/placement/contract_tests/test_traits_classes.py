@@ -105,3 +105,27 @@ def test_traits_and_aggregates_of_unknown_provider(backend):
         backend.get_provider_traits(new_uuid())
     with pytest.raises(errors.ProviderNotFound):
         backend.set_provider_aggregates(new_uuid(), 0, frozenset())
+
+
+def test_a_custom_trait_is_deleted_only_once_no_provider_has_it(backend, make_provider):
+    name = custom("TRAIT")
+    backend.ensure_trait(name)
+    rp = make_provider({"VCPU": 1}, traits=[name])
+    assert name in backend.list_traits(prefix=name, associated=True)
+    assert name not in backend.list_traits(prefix=name, associated=False)
+    with pytest.raises(errors.TraitInUse):
+        backend.delete_trait(name)
+    backend.set_provider_traits(rp.uuid, backend.get_provider(rp.uuid).generation, frozenset())
+    backend.delete_trait(name)
+    assert backend.list_traits(prefix=name) == []
+    with pytest.raises(errors.TraitNotFound):
+        backend.delete_trait(name)
+
+
+def test_renaming_a_custom_class_renames_its_inventory(backend, make_provider):
+    old, new = custom("OLD"), custom("NEW")
+    backend.ensure_resource_class(old)
+    rp = make_provider({old: 4})
+    backend.rename_resource_class(old, new)
+    assert set(backend.get_inventories(rp.uuid).inventories) == {new}
+    assert old not in backend.list_resource_classes()

@@ -22,15 +22,20 @@ def of_provider(engine: sa.Engine, uuid: str) -> t.ProviderAggregates:
 
 
 def set_of_provider(engine: sa.Engine, uuid: str, generation: int,
-                    aggregates: frozenset[str]) -> int:
-    """Replace the provider's aggregates; the new generation."""
+                    aggregates: frozenset[str], *, bump: bool = True) -> int:
+    """Replace the provider's aggregates; the new generation (the same
+    one with ``bump=False``, still checked)."""
     uuid = validation.normalize_uuid(uuid, "provider uuid")
     validation.check_generation(generation, f"generation of provider {uuid}")
     aggregates = validation.aggregates(aggregates)
     pa, agg_t = m.provider_aggregates, m.placement_aggregates
     with translated(), db.transaction(engine) as conn:
         row = queries.provider_row(conn, uuid)
-        new_gen = queries.bump_generation(conn, row, generation)
+        if bump:
+            new_gen = queries.bump_generation(conn, row, generation)
+        else:
+            queries.keep_generation(row, generation)
+            new_gen = generation
         queries.insert_ignoring_duplicates(
             conn, agg_t, [{"uuid": a} for a in sorted(aggregates)]
         )

@@ -35,6 +35,7 @@ from rtframework.placement.sql import (
     candidates,
     pg_write,
     providers,
+    reshape,
     resource_classes,
     usages,
 )
@@ -157,8 +158,12 @@ class SQLBackend(contract.PlacementBackend):
     def delete_resource_class(self, name: str) -> None:
         resource_classes.delete(self.engine, name)
 
-    def list_traits(self, prefix: str | None = None) -> list[str]:
-        return _traits.list_all(self.engine, prefix)
+    def rename_resource_class(self, name: str, new_name: str) -> None:
+        resource_classes.rename(self.engine, name, new_name)
+
+    def list_traits(self, prefix: str | None = None, *,
+                    associated: bool | None = None) -> list[str]:
+        return _traits.list_all(self.engine, prefix, associated)
 
     def ensure_trait(self, name: str) -> None:
         _traits.ensure(self.engine, name)
@@ -179,9 +184,10 @@ class SQLBackend(contract.PlacementBackend):
         return providers.list_matching(self.engine, query)
 
     def update_provider(
-        self, uuid: str, *, name: str, parent_uuid: str | None = None
+        self, uuid: str, *, name: str, parent_uuid: str | None = None, detach: bool = False
     ) -> t.ResourceProvider:
-        return providers.update(self.engine, uuid, name=name, parent_uuid=parent_uuid)
+        return providers.update(self.engine, uuid, name=name, parent_uuid=parent_uuid,
+                                detach=detach)
 
     def delete_provider(self, uuid: str) -> None:
         providers.delete(self.engine, uuid)
@@ -214,9 +220,10 @@ class SQLBackend(contract.PlacementBackend):
         return _aggregates.of_provider(self.engine, uuid)
 
     def set_provider_aggregates(
-        self, uuid: str, generation: int, aggregates: frozenset[str]
+        self, uuid: str, generation: int, aggregates: frozenset[str], *, bump: bool = True
     ) -> int:
-        return _aggregates.set_of_provider(self.engine, uuid, generation, aggregates)
+        return _aggregates.set_of_provider(self.engine, uuid, generation, aggregates,
+                                           bump=bump)
 
     # -- allocations -----------------------------------------------------
     def get_consumer_allocations(self, consumer_uuid: str) -> t.ConsumerAllocations:
@@ -238,6 +245,10 @@ class SQLBackend(contract.PlacementBackend):
         with translated():
             alloc.write(self.engine, writes, self.statement_engine)
 
+    def reshape(self, inventories: Mapping[str, t.ProviderInventories],
+                allocations: Sequence[t.AllocationWrite]) -> None:
+        reshape.reshape(self.engine, inventories, allocations)
+
     def delete_allocations(self, consumer_uuid: str) -> None:
         consumer_uuid = validation.normalize_uuid(consumer_uuid, "consumer uuid")
         with translated(), self._write() as conn:
@@ -249,6 +260,11 @@ class SQLBackend(contract.PlacementBackend):
 
     def get_project_usages(self, project_id: str, user_id: str | None = None) -> dict[str, int]:
         return usages.of_project(self.engine, project_id, user_id)
+
+    def get_project_usages_by_type(self, project_id: str, user_id: str | None = None,
+                                   consumer_type: str | None = None
+                                   ) -> dict[str, dict[str, int]]:
+        return usages.of_project_by_type(self.engine, project_id, user_id, consumer_type)
 
     def get_allocation_candidates(self, query: t.CandidateQuery) -> t.AllocationCandidates:
         query = validation.candidate_query(query)

@@ -38,7 +38,7 @@ def replace_all(engine: sa.Engine, uuid: str, generation: int,
     validation.check_generation(generation, f"generation of provider {uuid}")
     inventories = validation.check_inventories(uuid, inventories)
     with translated(), db.transaction(engine) as conn:
-        return _write(conn, uuid, generation, inventories, replace=True)
+        return write(conn, uuid, generation, inventories, replace=True)
 
 
 def set_one(engine: sa.Engine, uuid: str, generation: int, resource_class: str,
@@ -48,7 +48,7 @@ def set_one(engine: sa.Engine, uuid: str, generation: int, resource_class: str,
     validation.check_generation(generation, f"generation of provider {uuid}")
     inventories = validation.check_inventories(uuid, {resource_class: inventory})
     with translated(), db.transaction(engine) as conn:
-        return _write(conn, uuid, generation, inventories, replace=False)
+        return write(conn, uuid, generation, inventories, replace=False)
 
 
 def delete_one(engine: sa.Engine, uuid: str, generation: int, resource_class: str) -> int:
@@ -67,8 +67,11 @@ def delete_one(engine: sa.Engine, uuid: str, generation: int, resource_class: st
         return new_gen
 
 
-def _write(conn: sa.Connection, uuid: str, generation: int,
-           inventories: dict[str, t.Inventory], *, replace: bool) -> int:
+def write(conn: sa.Connection, uuid: str, generation: int,
+          inventories: dict[str, t.Inventory], *, replace: bool) -> int:
+    """Set the provider's inventory of each class given (and, with
+    ``replace``, remove the others) in the caller's transaction; the
+    new generation."""
     row = queries.provider_row(conn, uuid)
     # CAS first: it locks the provider row, so the reads below are not
     # raced by an allocation write; and a stale generation is reported

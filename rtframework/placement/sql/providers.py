@@ -115,8 +115,9 @@ def list_matching(engine: sa.Engine,
 
 
 def update(engine: sa.Engine, uuid: str, *, name: str,
-           parent_uuid: str | None = None) -> t.ResourceProvider:
-    """Rename a provider, and move it (with its subtree) under a new parent."""
+           parent_uuid: str | None = None, detach: bool = False) -> t.ResourceProvider:
+    """Rename a provider, and move it (with its subtree) under a new parent
+    or, with ``detach``, out of its tree as a root of its own."""
     uuid = validation.normalize_uuid(uuid, "provider uuid")
     parent_uuid = validation.normalize_optional_uuid(parent_uuid, "parent provider uuid")
     validation.check_provider_name(name)
@@ -124,6 +125,13 @@ def update(engine: sa.Engine, uuid: str, *, name: str,
     with translated(), db.transaction(engine) as conn:
         row = queries.provider_row(conn, uuid)
         values: dict = {"name": name}
+        if detach and parent_uuid is not None:
+            raise errors.InvalidRequest(
+                f"provider {uuid}: detach and a new parent {parent_uuid} both asked")
+        if detach and row.parent_uuid is not None:
+            values["parent_provider_id"] = None
+            conn.execute(sa.update(rp).where(rp.c.id.in_(_subtree_ids(conn, row.id)))
+                         .values(root_provider_id=row.id))
         # The new parent is checked before the name, as Placement does.
         if parent_uuid is not None and parent_uuid != row.parent_uuid:
             parent = queries.provider_row(conn, parent_uuid)

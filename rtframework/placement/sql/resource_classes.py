@@ -25,6 +25,25 @@ def ensure(engine: sa.Engine, name: str) -> None:
         queries.insert_ignoring_duplicates(conn, m.resource_classes, [{"name": name}])
 
 
+def rename(engine: sa.Engine, name: str, new_name: str) -> None:
+    """Rename a custom class everywhere it is used, in one transaction."""
+    validation.check_custom_resource_class_name(name)
+    validation.check_custom_resource_class_name(new_name)
+    rc, inv, a = m.resource_classes, m.inventories, m.allocations
+    with translated(), db.transaction(engine) as conn:
+        if not queries.custom_names(conn, rc, [name]):
+            raise errors.ResourceClassNotFound(f"resource class {name} not found")
+        if name == new_name:
+            return
+        if queries.custom_names(conn, rc, [new_name]):
+            raise errors.Conflict(f"resource class {new_name} already exists")
+        conn.execute(sa.update(rc).where(rc.c.name == name).values(name=new_name))
+        conn.execute(sa.update(inv).where(inv.c.resource_class == name)
+                     .values(resource_class=new_name))
+        conn.execute(sa.update(a).where(a.c.resource_class == name)
+                     .values(resource_class=new_name))
+
+
 def delete(engine: sa.Engine, name: str) -> None:
     """Delete a custom class no provider has inventory of."""
     validation.check_custom_resource_class_name(name)

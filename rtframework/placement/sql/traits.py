@@ -13,11 +13,15 @@ from rtframework.placement.sql import queries
 from rtframework.placement.sql.dberrors import translated
 
 
-def list_all(engine: sa.Engine, prefix: str | None = None) -> list[str]:
+def list_all(engine: sa.Engine, prefix: str | None = None,
+             associated: bool | None = None) -> list[str]:
     with translated(), db.read(engine) as conn:
         custom = set(conn.execute(sa.select(m.traits.c.name)).scalars())
+        used = set() if associated is None else set(conn.execute(
+            sa.select(m.provider_traits.c.trait).distinct()).scalars())
     names = validation.STANDARD_TRAITS | custom
-    return sorted(n for n in names if prefix is None or n.startswith(prefix))
+    return sorted(n for n in names if (prefix is None or n.startswith(prefix))
+                  and (associated is None or (n in used) == associated))
 
 
 def ensure(engine: sa.Engine, name: str) -> None:

@@ -1,0 +1,2 @@
+"""One module per family of Placement's endpoints; each has ``ROUTES``:
+path -> method -> handler."""
