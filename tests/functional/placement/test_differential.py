@@ -683,11 +683,14 @@ class Differential(RuleBasedStateMachine):
         for suffix in ("1", "2")[:data.draw(st.sampled_from([0, 0, 1, 2]), label="groups")]:
             resources, required, forbidden, member_of, in_tree = self.query_parts(data, False)
             banned = self.banned_aggregates(data)
+            group_params = self.query_params(resources, required, forbidden, member_of,
+                                             in_tree, suffix, banned)
+            if not group_params:
+                continue  # a group of nothing has no query parameter to send
             groups[suffix] = t.RequestGroup(resources=resources, required_traits=required,
                                             forbidden_traits=forbidden, member_of=member_of,
                                             in_tree=in_tree, forbidden_aggregates=banned)
-            params += self.query_params(resources, required, forbidden, member_of, in_tree,
-                                        suffix, banned)
+            params += group_params
         policy = data.draw(st.sampled_from(["none", "isolate", None] if len(groups) > 1
                                            else [None, None, "none"]), label="group_policy")
         if policy is not None:
