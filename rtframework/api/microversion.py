@@ -36,6 +36,12 @@ MAX = Version(1, 39)
 _FORMAT = re.compile(r"^(\d+)\.(\d+)$")
 
 
+def keys_at(version: Version, since: tuple[tuple[str, int], ...]) -> list[str]:
+    """The keys of ``since`` (key, first minor version that takes it) that
+    ``version`` takes, in their order."""
+    return [key for key, minor in since if version.at_least(minor)]
+
+
 class BadVersion(ValueError):
     """Not of the form X.Y (HTTP 400)."""
 

@@ -9,7 +9,7 @@ import re
 
 import webob
 
-from rtframework.api import payload
+from rtframework.api import microversion, payload
 from rtframework.api.handlers import common, query
 from rtframework.placement import errors as perrors
 from rtframework.placement import types as t
@@ -21,22 +21,14 @@ def _suffix_pattern(v) -> str:
     return r"[a-zA-Z0-9_-]{1,64}" if v.at_least(33) else r"[1-9][0-9]*"
 
 
+# Query keys of GET /allocation_candidates and the minor version each came in.
+_KEYS_SINCE = (("resources", 0), ("limit", 16), ("required", 17), ("member_of", 21),
+               ("group_policy", 25), ("in_tree", 31), ("root_required", 35),
+               ("same_subtree", 36))
+
+
 def _keys(v) -> tuple[list[str], tuple[str, ...]]:
-    keys = ["resources"]
-    if v.at_least(16):
-        keys.append("limit")
-    if v.at_least(17):
-        keys.append("required")
-    if v.at_least(21):
-        keys.append("member_of")
-    if v.at_least(25):
-        keys.append("group_policy")
-    if v.at_least(31):
-        keys.append("in_tree")
-    if v.at_least(35):
-        keys.append("root_required")
-    if v.at_least(36):
-        keys.append("same_subtree")
+    keys = microversion.keys_at(v, _KEYS_SINCE)
     patterns: tuple[str, ...] = ()
     if v.at_least(25):
         names = ["resources", "required", "member_of"] + (["in_tree"] if v.at_least(31) else [])

@@ -7,7 +7,7 @@ import uuid as uuidlib
 import webob
 import webob.exc
 
-from rtframework.api import errors, payload
+from rtframework.api import errors, microversion, payload
 from rtframework.api.handlers import common, query
 from rtframework.placement import errors as perrors
 from rtframework.placement import types as t
@@ -31,17 +31,13 @@ def rp_uuid(text: str) -> str:
     return str(uuidlib.UUID(text))
 
 
+# Query keys of GET /resource_providers and the minor version each came in.
+_LIST_KEYS_SINCE = (("name", 0), ("uuid", 0), ("member_of", 3), ("resources", 4),
+                    ("in_tree", 14), ("required", 18))
+
+
 def _list_keys(v) -> list[str]:
-    keys = ["name", "uuid"]
-    if v.at_least(3):
-        keys.append("member_of")
-    if v.at_least(4):
-        keys.append("resources")
-    if v.at_least(14):
-        keys.append("in_tree")
-    if v.at_least(18):
-        keys.append("required")
-    return keys
+    return microversion.keys_at(v, _LIST_KEYS_SINCE)
 
 
 @common.handler("placement:resource_providers:list")
